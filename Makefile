@@ -1,0 +1,56 @@
+# The two set-up commands of the README: `make lab` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+LAB_HOST := 127.0.0.1
+LAB_PORT ?= 8888
+FIRST_NOTEBOOK := notebooks/00_tour.ipynb
+# Stored outputs are always produced on the CPU so that nbval compares like with like.
+EXEC_ENV := NBHELPERS_DEVICE=cpu PYTHONHASHSEED=0 MPLBACKEND=Agg
+
+.PHONY: lab test unit nbval lint browser notebooks benchmarks gpu-check clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Re-runs only when the requirements change, so a second `make test` skips the installs.
+$(STAMP): $(VENV)/bin/python requirements.txt requirements-dev.txt pyproject.toml scripts/install_torch.sh
+	scripts/install_torch.sh $(PY)
+	$(PY) -m pip install --progress-bar off -r requirements-dev.txt -e .
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ServerApp.ip=$(LAB_HOST) --ServerApp.port=$(LAB_PORT) $(FIRST_NOTEBOOK)
+
+test: $(STAMP)
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory lint unit nbval browser; status=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+unit: $(STAMP)
+	$(EXEC_ENV) $(PY) -m pytest tests --ignore=tests/browser -q
+
+nbval: $(STAMP)
+	$(EXEC_ENV) $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval.cfg \
+		notebooks -q
+
+browser: $(STAMP)
+	$(PY) -m pytest tests/browser -q
+
+# Re-execute every notebook in place, in a fresh kernel, on the CPU: run before committing.
+notebooks: $(STAMP)
+	$(EXEC_ENV) $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 notebooks/*.ipynb
+
+benchmarks: $(STAMP)
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,36 @@
+"""nbhelpers: the support package of the attention and GPT-1 course.
+
+Importing it sets up Japanese-capable plotting (IPAexGothic via matplotlib-fontja).
+"""
+
+from .attention import (
+    SelfAttention,
+    attention,
+    scaled_dot_product_attention,
+    similarity_scores,
+    softmax,
+)
+from .device import available_devices, describe_environment, device_name, get_device
+from .masks import causal_mask
+from .plotting import HeatmapCanvas, attention_heatmap, figure_to_png
+from .seeding import seed_everything
+from .widgets import AttentionMatrixExplorer, FigureExplorer
+
+__all__ = [
+    "AttentionMatrixExplorer",
+    "FigureExplorer",
+    "HeatmapCanvas",
+    "SelfAttention",
+    "attention",
+    "attention_heatmap",
+    "available_devices",
+    "causal_mask",
+    "describe_environment",
+    "device_name",
+    "figure_to_png",
+    "get_device",
+    "scaled_dot_product_attention",
+    "seed_everything",
+    "similarity_scores",
+    "softmax",
+]

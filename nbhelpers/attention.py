@@ -1,0 +1,117 @@
+"""Scaled dot-product attention, from scratch, one formula per function.
+
+    s_ij = q_i · k_j / sqrt(d_k)                       similarity_scores
+    a_ij = exp(s_ij) / sum_j' exp(s_ij')               softmax
+    o_i  = sum_j a_ij v_j                              (weights @ V)
+    Attention(Q, K, V) = softmax(Q Kᵀ / sqrt(d_k) + M) V      attention
+
+Shapes: Q (..., n, d_k), K (..., m, d_k), V (..., m, d_v); n queries may differ from m keys,
+but every key has exactly one value. M is an additive mask (0 allowed, -inf blocked).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .validation import check_additive_mask, check_float_tensor, check_qkv
+
+
+def similarity_scores(Q: torch.Tensor, K: torch.Tensor, scale: bool = True) -> torch.Tensor:
+    """All inner products q_i · k_j at once: (..., n, m), divided by sqrt(d_k) when scaled.
+
+    Without the scaling, the variance of q · k grows like d_k for unit-variance entries, and
+    softmax saturates towards one-hot.
+    """
+    check_qkv(Q, K)
+    scores = Q @ K.transpose(-2, -1)
+    if scale:
+        scores = scores / math.sqrt(Q.shape[-1])
+    return scores
+
+
+def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """exp(s_ij) / Σ_j exp(s_ij), computed stably.
+
+    Subtracting the row maximum changes nothing mathematically (softmax ignores a constant
+    shift) but keeps exp() from overflowing. A row that is entirely -inf (every key masked)
+    gets weight 0 everywhere instead of 0/0 = NaN.
+    """
+    check_float_tensor("scores", scores, min_rank=1)
+    if torch.isnan(scores).any() or torch.isposinf(scores).any():
+        raise ValueError("scores must be finite or -inf (masked), but they hold NaN or +inf")
+    row_max = scores.amax(dim=dim, keepdim=True)
+    row_max = torch.where(torch.isneginf(row_max), torch.zeros_like(row_max), row_max)
+    exps = torch.exp(scores - row_max)
+    total = exps.sum(dim=dim, keepdim=True)
+    return exps / torch.where(total > 0, total, torch.ones_like(total))
+
+
+def attention(
+    Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(Q Kᵀ / sqrt(d_k) + M) V; returns (output (..., n, d_v), weights (..., n, m))."""
+    check_qkv(Q, K, V)
+    scores = similarity_scores(Q, K)
+    if mask is not None:
+        check_additive_mask(mask, scores.shape, scores.device)
+        scores = scores + mask
+    weights = softmax(scores)
+    return weights @ V, weights
+
+
+def scaled_dot_product_attention(
+    Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, mask: torch.Tensor | None = None
+) -> torch.Tensor:
+    """The fast path: the same output as `attention`, computed by torch's fused kernels
+    (flash or memory-efficient on a GPU), without materialising the weights for us."""
+    check_qkv(Q, K, V)
+    if mask is None:
+        return F.scaled_dot_product_attention(Q, K, V)
+    scores_shape = (*torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
+    check_additive_mask(mask, scores_shape, Q.device)
+    output = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask.to(Q.dtype))
+    # torch gives NaN for a query that may see no key; match `attention`, which gives zeros.
+    blind = torch.isneginf(mask).all(dim=-1, keepdim=True)
+    return output.masked_fill(blind, 0.0) if blind.any() else output
+
+
+class SelfAttention(nn.Module):
+    """One attention head over a sequence X (..., n, d_model).
+
+    Q = X W_Q, K = X W_K, V = X W_V, then attention(Q, K, V). The scaling uses d_k, the size
+    of the projected queries and keys, not d_model: the two differ as soon as heads split
+    d_model (d_k = d_model / h).
+    """
+
+    def __init__(
+        self, d_model: int, d_k: int | None = None, d_v: int | None = None, bias: bool = True
+    ):
+        super().__init__()
+        for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        self.d_model = d_model
+        self.d_k = d_k or d_model
+        self.d_v = d_v or self.d_k
+        self.W_Q = nn.Linear(d_model, self.d_k, bias=bias)
+        self.W_K = nn.Linear(d_model, self.d_k, bias=bias)
+        self.W_V = nn.Linear(d_model, self.d_v, bias=bias)
+
+    def forward(
+        self, X: torch.Tensor, mask: torch.Tensor | None = None, return_weights: bool = False
+    ):
+        check_float_tensor("X", X)
+        if X.shape[-1] != self.d_model:
+            raise ValueError(
+                f"X must have d_model = {self.d_model} features (last dim), got shape "
+                f"{tuple(X.shape)}"
+            )
+        output, weights = attention(self.W_Q(X), self.W_K(X), self.W_V(X), mask)
+        return (output, weights) if return_weights else output
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, d_k={self.d_k}, d_v={self.d_v}"

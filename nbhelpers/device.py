@@ -1,0 +1,98 @@
+"""Where the course's tensors live: the one place that chooses a device."""
+
+from __future__ import annotations
+
+import os
+import platform
+import warnings
+
+import torch
+
+DEVICE_ENV_VAR = "NBHELPERS_DEVICE"
+KNOWN_DEVICES = ("cpu", "cuda", "mps")
+
+
+def available_devices() -> list[str]:
+    """The device types this machine can use, in order of preference (CPU is always last)."""
+    found = []
+    if torch.cuda.is_available():
+        found.append("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        found.append("mps")
+    found.append("cpu")
+    return found
+
+
+def get_device() -> torch.device:
+    """CUDA if present, then Apple's MPS, then the CPU.
+
+    The environment variable NBHELPERS_DEVICE=cpu|cuda|mps overrides the choice; it is how
+    the stored notebook outputs are produced on the CPU even on a machine with a GPU.
+    """
+    available = available_devices()
+    requested = os.environ.get(DEVICE_ENV_VAR, "").strip().lower()
+    if not requested:
+        return torch.device(available[0])
+    if requested not in KNOWN_DEVICES:
+        raise ValueError(
+            f"{DEVICE_ENV_VAR}={requested!r} is not a device this course knows; "
+            f"expected one of {', '.join(KNOWN_DEVICES)} (available here: {', '.join(available)})"
+        )
+    if requested not in available:
+        raise RuntimeError(
+            f"{DEVICE_ENV_VAR}={requested!r} but no {requested} device is available on this "
+            f"machine; available here: {', '.join(available)}. Unset {DEVICE_ENV_VAR} to choose "
+            "automatically."
+        )
+    return torch.device(requested)
+
+
+def device_name(device: torch.device | str | None = None) -> str:
+    """A human-readable name of the device (the GPU model, or the CPU architecture)."""
+    device = torch.device(device) if device is not None else get_device()
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    if device.type == "mps":
+        return "Apple GPU (MPS)"
+    return f"CPU ({platform.machine() or 'unknown'}, {torch.get_num_threads()} threads)"
+
+
+def sdpa_kernels(device: torch.device | str | None = None) -> dict[str, bool]:
+    """Which kernels of F.scaled_dot_product_attention run on this device.
+
+    Probed by running a tiny attention call with only that kernel allowed: a kernel that the
+    build or the hardware lacks raises, which is the honest answer to "is it offered here".
+    """
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    device = torch.device(device) if device is not None else get_device()
+    # Flash and memory-efficient kernels on CUDA want half precision and head dims of 8k.
+    dtype = torch.float16 if device.type == "cuda" else torch.float32
+    q = torch.randn(1, 1, 8, 16, device=device, dtype=dtype)
+    backends = {
+        "flash": SDPBackend.FLASH_ATTENTION,
+        "memory-efficient": SDPBackend.EFFICIENT_ATTENTION,
+        "math": SDPBackend.MATH,
+    }
+    offered = {}
+    for name, backend in backends.items():
+        try:
+            with warnings.catch_warnings(), sdpa_kernel(backend):
+                warnings.simplefilter("ignore")
+                torch.nn.functional.scaled_dot_product_attention(q, q, q)
+            offered[name] = True
+        except RuntimeError:
+            offered[name] = False
+    return offered
+
+
+def describe_environment(device: torch.device | str | None = None) -> str:
+    """A short banner: torch version, device, and the attention kernels it offers."""
+    device = torch.device(device) if device is not None else get_device()
+    kernels = sdpa_kernels(device)
+    kernel_list = ", ".join(f"{name} {'yes' if ok else 'no'}" for name, ok in kernels.items())
+    return (
+        f"torch {torch.__version__} | device: {device.type} = {device_name(device)}\n"
+        f"scaled_dot_product_attention kernels: {kernel_list}"
+    )

@@ -1,0 +1,188 @@
+"""Pure figure builders: each returns a matplotlib Figure and never touches pyplot's state.
+
+Widgets show these figures as PNG bytes in an ipywidgets.Image; a notebook cell can return
+the Figure itself. Importing this module sets up a Japanese-capable font (IPAexGothic, via
+matplotlib-fontja) so that labels such as 犬 / が / 河岸 render without missing glyphs.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import matplotlib
+import matplotlib_fontja  # noqa: F401  (sets rcParams["font.family"] to IPAexGothic on import)
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+# Cells are annotated with their value only while the numbers stay legible.
+ANNOTATE_MAX_CELLS = 144
+MASKED_COLOUR = "#d0d0d0"
+
+
+def to_numpy(values) -> np.ndarray:
+    """A 2-D float array from a tensor (any device, with or without grad) or array-like."""
+    if hasattr(values, "detach"):
+        values = values.detach().to("cpu").float().numpy()
+    return np.asarray(values, dtype=float)
+
+
+def figure_to_png(figure: Figure) -> bytes:
+    """Render a Figure to PNG bytes (what an ipywidgets.Image displays)."""
+    buffer = io.BytesIO()
+    if figure.canvas is None or not isinstance(figure.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(figure)
+    figure.canvas.print_png(buffer)
+    return buffer.getvalue()
+
+
+def _check_labels(name: str, labels, expected: int) -> list[str]:
+    if labels is None:
+        return [str(i) for i in range(expected)]
+    labels = [str(label) for label in labels]
+    if len(labels) != expected:
+        raise ValueError(f"{name} has {len(labels)} labels but the matrix has {expected}")
+    return labels
+
+
+class HeatmapCanvas:
+    """A heatmap that can be redrawn many times without rebuilding the figure.
+
+    Building a Figure, its axes, colour bar and text artists costs far more than rendering it,
+    so a slider-driven widget keeps one canvas and only swaps the data, the labels and the
+    annotation strings. A new figure is built only when the matrix changes shape.
+    """
+
+    def __init__(
+        self,
+        *,
+        figsize: tuple[float, float] = (4.6, 3.8),
+        dpi: int = 90,
+        cmap: str = "viridis",
+        vmin: float | None = 0.0,
+        vmax: float | None = 1.0,
+        colorbar_label: str = "attention weight",
+    ):
+        self.figure = Figure(figsize=figsize, dpi=dpi)
+        FigureCanvasAgg(self.figure)
+        self.figure.subplots_adjust(left=0.17, right=0.9, bottom=0.17, top=0.88)
+        self.ax = self.figure.add_subplot()
+        self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
+        self._vmin, self._vmax = vmin, vmax
+        self._colorbar_label = colorbar_label
+        self._image = None
+        self._texts: list = []
+        self._shape: tuple[int, int] | None = None
+        self._row_box = None
+
+    def _build(self, shape: tuple[int, int]) -> None:
+        self.figure.clear()
+        self.ax = self.figure.add_subplot()
+        n, m = shape
+        self._image = self.ax.imshow(
+            np.zeros(shape), cmap=self._cmap, vmin=self._vmin, vmax=self._vmax, aspect="auto"
+        )
+        colorbar = self.figure.colorbar(self._image, ax=self.ax, fraction=0.05, pad=0.03)
+        colorbar.set_label(self._colorbar_label)
+        self.ax.set_xticks(range(m))
+        self.ax.set_yticks(range(n))
+        self.ax.set_xlabel("key j (attended to)")
+        self.ax.set_ylabel("query i")
+        self.ax.tick_params(length=0)
+        self._texts = []
+        if n * m <= ANNOTATE_MAX_CELLS:
+            size = 9 if max(n, m) <= 8 else 7
+            self._texts = [
+                [self.ax.text(j, i, "", ha="center", va="center", fontsize=size) for j in range(m)]
+                for i in range(n)
+            ]
+        self._row_box = self.ax.add_patch(
+            matplotlib.patches.Rectangle(
+                (-0.5, -0.5), m, 1, fill=False, edgecolor="red", linewidth=2, visible=False
+            )
+        )
+        self._shape = shape
+
+    def draw(
+        self,
+        weights,
+        row_labels: Sequence | None = None,
+        col_labels: Sequence | None = None,
+        *,
+        masked=None,
+        title: str | None = None,
+        highlight_row: int | None = None,
+        fmt: str = "{:.2f}",
+    ) -> Figure:
+        """Draw `weights` (n, m); `masked` (n, m) bool is True where a key may not be seen."""
+        values = to_numpy(weights)
+        if values.ndim != 2:
+            raise ValueError(f"weights must be a 2-D (n, m) matrix, got shape {values.shape}")
+        blocked = np.zeros(values.shape, dtype=bool) if masked is None else to_numpy(masked) != 0
+        if blocked.shape != values.shape:
+            raise ValueError(
+                f"masked must have the shape of weights {values.shape}, got {blocked.shape}"
+            )
+        rows = _check_labels("row_labels", row_labels, values.shape[0])
+        cols = _check_labels("col_labels", col_labels, values.shape[1])
+        if values.shape != self._shape:
+            self._build(values.shape)
+        # NaN or ±inf would silently paint a cell as "masked": show them as such only if asked.
+        shown = np.ma.masked_array(np.nan_to_num(values, nan=0.0), mask=blocked)
+        self._image.set_data(shown)
+        if self._vmin is None or self._vmax is None:
+            visible = values[~blocked & np.isfinite(values)]
+            low, high = (visible.min(), visible.max()) if visible.size else (0.0, 1.0)
+            self._image.set_clim(
+                low if self._vmin is None else self._vmin,
+                high if self._vmax is None else self._vmax,
+            )
+        self.ax.set_xticklabels(cols)
+        self.ax.set_yticklabels(rows)
+        self.ax.set_title(title or "")
+        low, high = self._image.get_clim()
+        middle = (low + high) / 2
+        for i, row in enumerate(self._texts):
+            for j, text in enumerate(row):
+                if blocked[i, j]:
+                    text.set_text("×")
+                    text.set_color("#707070")
+                else:
+                    text.set_text(fmt.format(values[i, j]))
+                    text.set_color("black" if values[i, j] > middle else "white")
+        self._row_box.set_visible(highlight_row is not None)
+        if highlight_row is not None:
+            self._row_box.set_y(highlight_row - 0.5)
+        return self.figure
+
+    def png(self) -> bytes:
+        return figure_to_png(self.figure)
+
+
+def attention_heatmap(
+    weights,
+    row_labels: Sequence | None = None,
+    col_labels: Sequence | None = None,
+    *,
+    masked=None,
+    title: str | None = None,
+    highlight_row: int | None = None,
+    vmin: float | None = 0.0,
+    vmax: float | None = 1.0,
+    cmap: str = "viridis",
+    colorbar_label: str = "attention weight",
+    figsize: tuple[float, float] = (4.6, 3.8),
+) -> Figure:
+    """A new Figure showing an attention matrix: rows are queries, columns are keys.
+
+    Cells are annotated with their value when the matrix is small, masked cells (True in
+    `masked`) are drawn grey with a ×, and a colour bar gives the scale. For scores rather
+    than weights pass vmin=None, vmax=None (autoscale) and a diverging `cmap`.
+    """
+    canvas = HeatmapCanvas(
+        figsize=figsize, cmap=cmap, vmin=vmin, vmax=vmax, colorbar_label=colorbar_label
+    )
+    return canvas.draw(
+        weights, row_labels, col_labels, masked=masked, title=title, highlight_row=highlight_row
+    )

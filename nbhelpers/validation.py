@@ -1,0 +1,83 @@
+"""Argument checks that turn bad input into an error naming the argument and what was expected,
+instead of a shape-mismatch trace from deep inside torch or a silent NaN."""
+
+from __future__ import annotations
+
+import torch
+
+
+def check_float_tensor(name: str, x, *, min_rank: int = 2) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise ValueError(
+            f"{name} must be a floating-point tensor, got dtype {x.dtype}; "
+            f"convert it with {name}.float()"
+        )
+    if x.dim() < min_rank:
+        raise ValueError(
+            f"{name} must have at least {min_rank} dimensions (..., length, features), "
+            f"got shape {tuple(x.shape)}"
+        )
+    return x
+
+
+def check_same_device(**tensors: torch.Tensor | None) -> None:
+    present = {name: t for name, t in tensors.items() if t is not None}
+    devices = {t.device for t in present.values()}
+    if len(devices) > 1:
+        found = ", ".join(f"{name} on {t.device}" for name, t in present.items())
+        raise ValueError(f"all tensors must be on one device, got {found}")
+
+
+def check_qkv(Q, K, V=None) -> None:
+    """Q (..., n, d_k), K (..., m, d_k), V (..., m, d_v), with broadcastable batch dims."""
+    check_float_tensor("Q", Q)
+    check_float_tensor("K", K)
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(
+            f"Q and K must have the same feature size d_k (last dim), got Q {tuple(Q.shape)} "
+            f"and K {tuple(K.shape)}"
+        )
+    if V is not None:
+        check_float_tensor("V", V)
+        if K.shape[-2] != V.shape[-2]:
+            raise ValueError(
+                f"K and V must have the same length m (one value per key, dim -2), got "
+                f"K {tuple(K.shape)} and V {tuple(V.shape)}"
+            )
+    check_same_device(Q=Q, K=K, V=V)
+    batch = [tuple(t.shape[:-2]) for t in (Q, K, V) if t is not None]
+    try:
+        torch.broadcast_shapes(*batch)
+    except RuntimeError:
+        raise ValueError(
+            f"the batch dimensions of Q, K and V must broadcast, got {', '.join(map(str, batch))}"
+        ) from None
+
+
+def check_additive_mask(mask, scores_shape: tuple[int, ...], device: torch.device) -> None:
+    """An additive mask: 0 where a key may be attended, -inf where not; broadcasts to scores."""
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
+    if mask.dtype == torch.bool:
+        raise TypeError(
+            "mask must be additive (0.0 where a key may be attended, -inf where not), got a "
+            "boolean tensor: boolean masks flip meaning between APIs. Convert with "
+            "torch.zeros(shape).masked_fill(blocked, float('-inf'))"
+        )
+    if not mask.is_floating_point():
+        raise ValueError(f"mask must be a floating-point tensor, got dtype {mask.dtype}")
+    if mask.device != device:
+        raise ValueError(f"mask must be on {device} like the inputs, got {mask.device}")
+    if torch.isnan(mask).any() or torch.isposinf(mask).any():
+        raise ValueError("mask may hold only finite values and -inf, but it holds NaN or +inf")
+    try:
+        shape = torch.broadcast_shapes(tuple(mask.shape), tuple(scores_shape))
+    except RuntimeError:
+        shape = None
+    if shape != tuple(scores_shape):
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
+            f"{tuple(scores_shape)} (..., n queries, m keys)"
+        )

@@ -1,0 +1,110 @@
+"""Interactive explorers: ipywidgets controls around a pure figure, shown as PNG bytes.
+
+Every explorer follows one pattern: controls -> a pure computation -> a HeatmapCanvas (or
+another Figure builder) -> PNG bytes in an ipywidgets.Image. Nothing is drawn through
+pyplot or into an Output widget, so redraws do not flicker and nothing leaks into the
+notebook's stored outputs. Reprs are short and stable so nbval can compare them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+import numpy as np
+import torch
+
+from .attention import softmax
+from .masks import causal_mask
+from .plotting import HeatmapCanvas
+
+
+class FigureExplorer(widgets.VBox):
+    """Base class: a column of controls above an image that `redraw()` refreshes."""
+
+    def __init__(self, controls: Sequence[widgets.Widget], *, readout: bool = True):
+        self.image = widgets.Image(format="png", layout=widgets.Layout(width="auto"))
+        self.readout = widgets.HTML()
+        children = [widgets.HBox(list(controls)), self.image]
+        if readout:
+            children.append(self.readout)
+        super().__init__(children)
+        for control in controls:
+            if hasattr(control, "value"):
+                control.observe(self._on_change, names="value")
+
+    def _on_change(self, _change) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:
+        raise NotImplementedError  # each explorer says what it draws
+
+    def png(self) -> bytes:
+        """The image currently shown (bytes; Image.value is a memoryview in ipywidgets 8)."""
+        return bytes(self.image.value)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class AttentionMatrixExplorer(FigureExplorer):
+    """A fixed score matrix over a sentence; a temperature slider and a causal toggle.
+
+    The weights are softmax(scores / temperature), with future keys masked out when causal
+    is on. Low temperatures sharpen every row towards its largest score; high ones flatten it.
+    """
+
+    def __init__(self, tokens: Sequence[str], scores, *, temperature: float = 1.0):
+        self.tokens = [str(t) for t in tokens]
+        self.scores = torch.as_tensor(scores, dtype=torch.float32).detach().cpu()
+        n = len(self.tokens)
+        if self.scores.shape != (n, n):
+            raise ValueError(
+                f"scores must be ({n}, {n}) for {n} tokens, got {tuple(self.scores.shape)}"
+            )
+        self.temperature = widgets.FloatSlider(
+            value=temperature,
+            min=0.1,
+            max=5.0,
+            step=0.1,
+            description="temperature",
+            continuous_update=True,
+            readout_format=".1f",
+        )
+        self.causal = widgets.Checkbox(value=False, description="causal mask")
+        self.query = widgets.Dropdown(
+            options=[(t, i) for i, t in enumerate(self.tokens)], value=0, description="query"
+        )
+        self.canvas = HeatmapCanvas()
+        super().__init__([self.temperature, self.causal, self.query])
+        self.redraw()
+
+    def weights(self) -> torch.Tensor:
+        scores = self.scores / self.temperature.value
+        if self.causal.value:
+            scores = scores + causal_mask(len(self.tokens))
+        return softmax(scores)
+
+    def redraw(self) -> None:
+        weights = self.weights()
+        i = self.query.value
+        masked = np.triu(np.ones(weights.shape, dtype=bool), 1) if self.causal.value else None
+        self.canvas.draw(
+            weights,
+            self.tokens,
+            self.tokens,
+            masked=masked,
+            highlight_row=i,
+            title=f"softmax(S / {self.temperature.value:.1f})"
+            + (" with causal mask" if self.causal.value else ""),
+        )
+        self.image.value = self.canvas.png()
+        row = weights[i]
+        top = int(row.argmax())
+        self.readout.value = (
+            f"query <b>{self.tokens[i]}</b> puts {row[top]:.2f} of its attention on "
+            f"<b>{self.tokens[top]}</b>; row sum = {row.sum():.3f}"
+        )
+
+    def __repr__(self) -> str:
+        return f"AttentionMatrixExplorer({len(self.tokens)} tokens)"

@@ -1,0 +1,75 @@
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from nbhelpers import HeatmapCanvas, attention_heatmap, figure_to_png
+
+TOKENS = ["犬", "が", "河岸", "を", "歩く"]
+
+
+def test_japanese_sentence_renders_without_missing_glyphs():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph ... missing from font" is a UserWarning
+        figure = Figure()
+        figure.add_subplot().set_title("犬が河岸を歩く")
+        figure_to_png(figure)
+        figure_to_png(attention_heatmap(np.eye(5), TOKENS, TOKENS, title="犬が河岸を歩く"))
+
+
+def test_heatmap_is_a_pure_figure_with_colorbar_and_annotations():
+    before = plt.get_fignums()
+    weights = torch.softmax(torch.randn(5, 5), dim=-1)
+    figure = attention_heatmap(weights, TOKENS, TOKENS)
+    assert isinstance(figure, Figure)
+    assert plt.get_fignums() == before  # nothing went through pyplot's state
+    heatmap_ax, colorbar_ax = figure.axes
+    texts = [t.get_text() for t in heatmap_ax.texts]
+    assert texts[:2] == [f"{weights[0, 0]:.2f}", f"{weights[0, 1]:.2f}"]
+    assert len(texts) == 25
+    assert [t.get_text() for t in heatmap_ax.get_xticklabels()] == TOKENS
+    assert colorbar_ax.get_ylabel() == "attention weight"
+
+
+def test_masked_cells_are_drawn_distinctly():
+    weights = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]
+    masked = np.triu(np.ones((4, 4), dtype=bool), 1)
+    figure = attention_heatmap(weights, masked=masked)
+    texts = np.array([t.get_text() for t in figure.axes[0].texts]).reshape(4, 4)
+    assert (texts[masked] == "×").all()
+    assert (texts[~masked] != "×").all()
+    image = figure.axes[0].images[0].get_array()
+    assert np.array_equal(np.ma.getmaskarray(image), masked)
+
+
+def test_large_matrices_are_not_annotated():
+    figure = attention_heatmap(np.full((20, 20), 0.05))
+    assert len(figure.axes[0].texts) == 0
+
+
+def test_canvas_redraw_reuses_artists_and_changes_pixels():
+    canvas = HeatmapCanvas()
+    canvas.draw(np.eye(3))
+    first_image, first_png = canvas.ax.images[0], canvas.png()
+    canvas.draw(np.ones((3, 3)) / 3)
+    assert canvas.ax.images[0] is first_image
+    assert canvas.png() != first_png
+    canvas.draw(np.eye(4))  # a new shape rebuilds
+    assert len(canvas.ax.texts) == 16
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"weights": np.ones(3)}, "weights must be a 2-D"),
+        ({"weights": np.ones((2, 2)), "row_labels": ["a"]}, "row_labels has 1 labels"),
+        ({"weights": np.ones((2, 2)), "col_labels": list("abc")}, "col_labels has 3 labels"),
+        ({"weights": np.ones((2, 2)), "masked": np.ones((3, 3))}, "masked must have the shape"),
+    ],
+)
+def test_bad_heatmap_input_is_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        attention_heatmap(**kwargs)

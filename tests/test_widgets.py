@@ -1,0 +1,49 @@
+import ipywidgets as widgets
+import torch
+
+from nbhelpers import AttentionMatrixExplorer
+
+TOKENS = ["犬", "が", "河岸", "を", "歩く"]
+
+
+def make_explorer():
+    return AttentionMatrixExplorer(
+        TOKENS, torch.randn(5, 5, generator=torch.Generator().manual_seed(0))
+    )
+
+
+def test_explorer_draws_png_into_an_image_widget():
+    explorer = make_explorer()
+    assert isinstance(explorer.image, widgets.Image)
+    assert isinstance(explorer.image.value, memoryview)
+    assert explorer.png().startswith(b"\x89PNG")
+
+
+def test_moving_the_slider_redraws_image_and_readout():
+    explorer = make_explorer()
+    before_png, before_text = explorer.png(), explorer.readout.value
+    explorer.temperature.value = 0.2
+    assert explorer.png() != before_png
+    assert explorer.readout.value != before_text
+
+
+def test_causal_toggle_zeroes_the_future():
+    explorer = make_explorer()
+    before = explorer.png()
+    explorer.causal.value = True
+    assert explorer.png() != before
+    weights = explorer.weights()
+    assert torch.all(weights.triu(1) == 0)
+    assert torch.allclose(weights.sum(-1), torch.ones(5))
+
+
+def test_query_selection_changes_the_readout():
+    explorer = make_explorer()
+    explorer.query.value = 4
+    assert "歩く" in explorer.readout.value.split("puts")[0]
+
+
+def test_repr_is_short_and_stable():
+    explorer = make_explorer()
+    explorer.temperature.value = 3.0
+    assert repr(explorer) == "AttentionMatrixExplorer(5 tokens)"
