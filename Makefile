@@ -27,7 +27,7 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory lint unit nbval browser; status=$$?; \
+	$(MAKE) --no-print-directory lint unit nbval; status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
 lint: $(STAMP)

@@ -10,9 +10,10 @@ from .attention import (
     similarity_scores,
     softmax,
 )
+from .checks import check_close
 from .device import available_devices, describe_environment, device_name, get_device
 from .masks import causal_mask
-from .plotting import HeatmapCanvas, attention_heatmap, figure_to_png
+from .plotting import HeatmapCanvas, attention_heatmap, figure_to_png, show_figure
 from .seeding import seed_everything
 from .widgets import AttentionMatrixExplorer, FigureExplorer
 
@@ -25,12 +26,14 @@ __all__ = [
     "attention_heatmap",
     "available_devices",
     "causal_mask",
+    "check_close",
     "describe_environment",
     "device_name",
     "figure_to_png",
     "get_device",
     "scaled_dot_product_attention",
     "seed_everything",
+    "show_figure",
     "similarity_scores",
     "softmax",
 ]

@@ -46,6 +46,13 @@ def _check_labels(name: str, labels, expected: int) -> list[str]:
     return labels
 
 
+def show_figure(figure: Figure):
+    """Display a Figure in a notebook cell as a PNG (no pyplot backend involved)."""
+    from IPython.display import Image
+
+    return Image(figure_to_png(figure))
+
+
 class HeatmapCanvas:
     """A heatmap that can be redrawn many times without rebuilding the figure.
 
