@@ -12,7 +12,8 @@ from .attention import (
 )
 from .checks import check_close
 from .device import available_devices, describe_environment, device_name, get_device
-from .masks import causal_mask
+from .masks import causal_mask, padding_mask
+from .multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
 from .plotting import HeatmapCanvas, attention_heatmap, figure_to_png, show_figure
 from .seeding import seed_everything
 from .widgets import AttentionMatrixExplorer, FigureExplorer
@@ -21,6 +22,7 @@ __all__ = [
     "AttentionMatrixExplorer",
     "FigureExplorer",
     "HeatmapCanvas",
+    "MultiHeadAttention",
     "SelfAttention",
     "attention",
     "attention_heatmap",
@@ -31,9 +33,13 @@ __all__ = [
     "device_name",
     "figure_to_png",
     "get_device",
+    "head_counts",
+    "merge_heads",
+    "padding_mask",
     "scaled_dot_product_attention",
     "seed_everything",
     "show_figure",
+    "split_heads",
     "similarity_scores",
     "softmax",
 ]
