@@ -12,6 +12,7 @@ from .attention import (
 )
 from .checks import check_close
 from .device import available_devices, describe_environment, device_name, get_device
+from .gpt1 import GPT1, GPT1Block, GPT1Config, one_hot
 from .masks import causal_mask, padding_mask
 from .multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
 from .plotting import HeatmapCanvas, attention_heatmap, figure_to_png, show_figure
@@ -21,6 +22,9 @@ from .widgets import AttentionMatrixExplorer, FigureExplorer
 __all__ = [
     "AttentionMatrixExplorer",
     "FigureExplorer",
+    "GPT1",
+    "GPT1Block",
+    "GPT1Config",
     "HeatmapCanvas",
     "MultiHeadAttention",
     "SelfAttention",
@@ -35,6 +39,7 @@ __all__ = [
     "get_device",
     "head_counts",
     "merge_heads",
+    "one_hot",
     "padding_mask",
     "scaled_dot_product_attention",
     "seed_everything",

@@ -1,0 +1,110 @@
+"""Bar charts that redraw quickly: probabilities over tokens, vector components, etc.
+
+Like HeatmapCanvas, a BarCanvas keeps its Figure and artists between draws and only
+changes bar heights and labels, rebuilding only when the number of bars or series changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .plotting import figure_to_png, to_numpy
+
+SERIES_COLOURS = ("#3b6ea8", "#e08a2c", "#4c9a5b", "#b5495b")
+ANNOTATE_MAX_BARS = 24
+
+
+class BarCanvas:
+    """Grouped bars: one group per label, one bar per series (e.g. "model" and "true")."""
+
+    def __init__(self, *, figsize: tuple[float, float] = (5.6, 3.2), dpi: int = 90):
+        self.figure = Figure(figsize=figsize, dpi=dpi)
+        FigureCanvasAgg(self.figure)
+        self.figure.subplots_adjust(left=0.12, right=0.97, bottom=0.2, top=0.86)
+        self.ax = self.figure.add_subplot()
+        self._bars: list = []
+        self._texts: list = []
+        self._layout: tuple | None = None
+
+    def _build(self, names: tuple[str, ...], count: int) -> None:
+        self.ax.clear()
+        width = 0.8 / len(names)
+        x = np.arange(count)
+        self._bars, self._texts = [], []
+        for k, name in enumerate(names):
+            offset = (k - (len(names) - 1) / 2) * width
+            bars = self.ax.bar(
+                x + offset,
+                np.zeros(count),
+                width,
+                label=name,
+                color=SERIES_COLOURS[k % len(SERIES_COLOURS)],
+            )
+            self._bars.append(bars)
+            if count * len(names) <= ANNOTATE_MAX_BARS:
+                self._texts.append(
+                    [
+                        self.ax.text(x[i] + offset, 0, "", ha="center", va="bottom", fontsize=7)
+                        for i in range(count)
+                    ]
+                )
+        self.ax.set_xticks(x)
+        self.ax.axhline(0, color="black", linewidth=0.6)
+        if len(names) > 1:
+            self.ax.legend(loc="upper right", fontsize=8)
+        self._layout = (names, count)
+
+    def draw(
+        self,
+        series: Mapping[str, Sequence[float]] | Sequence[float],
+        labels: Sequence[str],
+        *,
+        title: str | None = None,
+        ylabel: str = "",
+        ylim: tuple[float, float] | None = None,
+        highlight: int | None = None,
+        fmt: str = "{:.2f}",
+    ) -> Figure:
+        """Draw the bars; `series` is one sequence or a mapping name -> sequence."""
+        if not isinstance(series, Mapping):
+            series = {"": series}
+        values = {name: to_numpy(v).reshape(-1) for name, v in series.items()}
+        labels = [str(label) for label in labels]
+        for name, v in values.items():
+            if v.shape != (len(labels),):
+                raise ValueError(
+                    f"series {name!r} has {v.size} values but there are {len(labels)} labels"
+                )
+        names = tuple(values)
+        if self._layout != (names, len(labels)):
+            self._build(names, len(labels))
+        top = max(float(np.nanmax(np.abs(v))) if v.size else 0.0 for v in values.values())
+        for k, name in enumerate(names):
+            for i, bar in enumerate(self._bars[k]):
+                bar.set_height(values[name][i])
+                bar.set_edgecolor("red" if i == highlight else "none")
+                bar.set_linewidth(2 if i == highlight else 0)
+            if self._texts:
+                for i, text in enumerate(self._texts[k]):
+                    value = values[name][i]
+                    text.set_text(fmt.format(value))
+                    text.set_y(value if value >= 0 else 0)
+        self.ax.set_xticklabels(labels)
+        self.ax.set_ylim(
+            *(ylim or (min(0.0, *(v.min() for v in values.values())) * 1.15, max(top * 1.15, 1e-9)))
+        )
+        self.ax.set_ylabel(ylabel)
+        self.ax.set_title(title or "")
+        return self.figure
+
+    def png(self) -> bytes:
+        return figure_to_png(self.figure)
+
+
+def bar_chart(series, labels, **kwargs) -> Figure:
+    """A new Figure of (grouped) bars; see BarCanvas.draw for the arguments."""
+    return BarCanvas().draw(series, labels, **kwargs)

@@ -1,0 +1,158 @@
+"""The GPT-1 decoder: embeddings, a stack of post-LN blocks, and tied output weights.
+
+    h_0 = U W_e + W_p                      (U: one-hot rows of the tokens; a lookup in practice)
+    h_l = block(h_{l-1}),  l = 1 .. n
+    P(u) = softmax(h_n W_eᵀ)               (the output matrix *is* the embedding matrix)
+
+A block is masked multi-head self-attention and a position-wise feed-forward layer, each
+followed by a residual connection and then LayerNorm (post-LN, as in GPT-1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .multihead import MultiHeadAttention, head_counts
+
+
+@dataclass(frozen=True)
+class GPT1Config:
+    vocab_size: int
+    n_ctx: int = 512  # the context length k: positions 0 .. n_ctx-1 have an embedding in W_p
+    d_model: int = 768
+    n_layers: int = 12
+    n_heads: int = 12
+    d_ff: int | None = None  # 4 * d_model when None, as in GPT-1
+    dropout: float = 0.0  # GPT-1 used 0.1 when training on its large corpus
+
+    def __post_init__(self):
+        for name in ("vocab_size", "n_ctx", "d_model", "n_layers", "n_heads"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
+                f"head counts that work: {head_counts(self.d_model)}"
+            )
+        if self.d_ff is not None and (not isinstance(self.d_ff, int) or self.d_ff < 1):
+            raise ValueError(f"d_ff must be a positive int or None, got {self.d_ff!r}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
+
+    @property
+    def ff_width(self) -> int:
+        return self.d_ff or 4 * self.d_model
+
+    @classmethod
+    def paper(cls) -> GPT1Config:
+        """GPT-1 as published: 12 layers, 768 dimensions, 12 heads, 512 positions, and a
+        BPE vocabulary of 40,478 tokens."""
+        return cls(vocab_size=40478, n_ctx=512, d_model=768, n_layers=12, n_heads=12)
+
+
+def check_token_ids(ids, vocab_size: int, n_ctx: int | None = None, name: str = "ids"):
+    """Token ids: an integer tensor (..., n) with 0 <= id < vocab_size and n <= n_ctx."""
+    if not isinstance(ids, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
+    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+        raise ValueError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
+    if ids.dim() < 1 or ids.shape[-1] < 1:
+        raise ValueError(f"{name} must have shape (..., n) with n >= 1, got {tuple(ids.shape)}")
+    if n_ctx is not None and ids.shape[-1] > n_ctx:
+        raise ValueError(
+            f"{name} has {ids.shape[-1]} positions but the context holds at most n_ctx={n_ctx}"
+        )
+    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError(
+            f"{name} must lie in [0, vocab_size={vocab_size}), got values from "
+            f"{int(ids.min())} to {int(ids.max())}"
+        )
+    return ids
+
+
+def one_hot(ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    """U: one row per token, 1.0 in the token's column and 0.0 elsewhere: (..., n, vocab)."""
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
+        raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
+    check_token_ids(ids, vocab_size)
+    U = torch.zeros(*ids.shape, vocab_size, device=ids.device)
+    return U.scatter_(-1, ids.unsqueeze(-1), 1.0)
+
+
+class GPT1Block(nn.Module):
+    """h -> LN(h + MaskedMultiHead(h)) -> LN(. + FFN(.)), with FFN = Linear, GELU, Linear."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.attn = MultiHeadAttention(d_model, n_heads, causal=True)
+        self.ln_1 = nn.LayerNorm(d_model)
+        self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+        self.ln_2 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, h: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        h = self.ln_1(h + self.dropout(self.attn(h, mask)))
+        return self.ln_2(h + self.dropout(self.ffn(h)))
+
+
+class GPT1(nn.Module):
+    """A decoder-only transformer; forward(ids) returns next-token logits (..., n, vocab)."""
+
+    def __init__(self, config: GPT1Config):
+        super().__init__()
+        if not isinstance(config, GPT1Config):
+            raise TypeError(f"config must be a GPT1Config, got {type(config).__name__}")
+        self.config = config
+        self.W_e = nn.Embedding(config.vocab_size, config.d_model)
+        self.W_p = nn.Parameter(torch.zeros(config.n_ctx, config.d_model))
+        self.dropout = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(
+            GPT1Block(config.d_model, config.n_heads, config.ff_width, config.dropout)
+            for _ in range(config.n_layers)
+        )
+        self.apply(self._init_weights)
+        nn.init.normal_(self.W_p, std=0.02)
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        # GPT-1: weights drawn from N(0, 0.02²); biases start at zero.
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    @property
+    def device(self) -> torch.device:
+        return self.W_e.weight.device
+
+    def check_ids(self, ids: torch.Tensor) -> torch.Tensor:
+        check_token_ids(ids, self.config.vocab_size, self.config.n_ctx)
+        if ids.device != self.device:
+            raise ValueError(f"ids must be on the model's device {self.device}, got {ids.device}")
+        return ids
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        """h_0 = U W_e + W_p, computed as a row lookup (the same numbers, no one-hot matmul)."""
+        n = ids.shape[-1]
+        return self.dropout(self.W_e(ids) + self.W_p[:n])
+
+    def hidden_states(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """h_n: the last block's output, (..., n, d_model)."""
+        h = self.embed(self.check_ids(ids))
+        for block in self.blocks:
+            h = block(h, mask)
+        return h
+
+    def forward(
+        self, ids: torch.Tensor, mask: torch.Tensor | None = None, last_only: bool = False
+    ) -> torch.Tensor:
+        """Logits h_n W_eᵀ for every position, or only the last one (all that generation
+        needs) when last_only: (..., n, vocab) or (..., vocab)."""
+        h = self.hidden_states(ids, mask)
+        if last_only:
+            h = h[..., -1, :]
+        return h @ self.W_e.weight.T  # tied: the same storage as the input embedding
