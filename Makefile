@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 LAB_HOST := 127.0.0.1
 LAB_PORT ?= 8888
 FIRST_NOTEBOOK := notebooks/00_tour.ipynb
+# Jupyter refuses to run as root (containers, CI) unless told to.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # Stored outputs are always produced on the CPU so that nbval compares like with like.
 EXEC_ENV := NBHELPERS_DEVICE=cpu PYTHONHASHSEED=0 MPLBACKEND=Agg
 
@@ -16,18 +18,23 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Re-runs only when the requirements change, so a second `make test` skips the installs.
-$(STAMP): $(VENV)/bin/python requirements.txt requirements-dev.txt pyproject.toml scripts/install_torch.sh
+$(STAMP): $(VENV)/bin/python requirements.txt requirements-dev.txt pyproject.toml \
+		scripts/install_torch.sh jupyter/overrides.json
 	scripts/install_torch.sh $(PY)
 	$(PY) -m pip install --progress-bar off -r requirements-dev.txt -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
+	# The course works offline: JupyterLab neither checks for updates nor asks to fetch news.
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.ip=$(LAB_HOST) --ServerApp.port=$(LAB_PORT) $(FIRST_NOTEBOOK)
+	$(VENV)/bin/jupyter lab --ServerApp.ip=$(LAB_HOST) --ServerApp.port=$(LAB_PORT) \
+		--LabApp.extension_manager=readonly $(ALLOW_ROOT) $(FIRST_NOTEBOOK)
 
 test: $(STAMP)
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory lint unit nbval; status=$$?; \
+	$(MAKE) --no-print-directory lint unit nbval browser; status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
 lint: $(STAMP)
@@ -42,7 +49,7 @@ nbval: $(STAMP)
 		notebooks -q
 
 browser: $(STAMP)
-	$(PY) -m pytest tests/browser -q
+	$(PY) -m pytest tests/browser -q -s
 
 # Re-execute every notebook in place, in a fresh kernel, on the CPU: run before committing.
 notebooks: $(STAMP)

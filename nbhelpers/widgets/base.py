@@ -12,20 +12,71 @@ from collections.abc import Sequence
 
 import ipywidgets as widgets
 
+# The explorer each notebook cell created last, so that rerunning the cell closes the old one.
+_live_explorers: dict[tuple[str, str], FigureExplorer] = {}
+
+
+def _current_cell() -> str | None:
+    """An id of the cell being executed: JupyterLab's cellId, else the cell's source."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        parent = shell.get_parent() if hasattr(shell, "get_parent") else None
+    except Exception:  # not in a kernel (plain Python, tests)
+        return None
+    if not parent:
+        return None
+    return (parent.get("metadata") or {}).get("cellId") or parent.get("content", {}).get("code")
+
 
 class FigureExplorer(widgets.VBox):
-    """Base class: a column of controls above an image that `redraw()` refreshes."""
+    """Base class: a column of controls above an image that `redraw()` refreshes.
+
+    Rerunning the cell that made an explorer closes the previous one: its comm goes away and
+    its observers stop, so stale widgets neither pile up in the kernel nor keep redrawing.
+    """
 
     def __init__(self, controls: Sequence[widgets.Widget], *, readout: bool = True):
-        self.image = widgets.Image(format="png", layout=widgets.Layout(width="auto"))
+        # Shown at its natural size (scaling a PNG up blurs it), shrunk only to fit the cell.
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
         self.readout = widgets.HTML()
-        children = [widgets.HBox(list(controls)), self.image]
+        self._controls = [c for c in controls if hasattr(c, "value")]
+        for control in controls:
+            if hasattr(control, "style") and hasattr(control.style, "description_width"):
+                control.style.description_width = "initial"  # never truncate a label
+        self._control_box = widgets.HBox(list(controls))
+        children = [self._control_box, self.image]
         if readout:
             children.append(self.readout)
         super().__init__(children)
-        for control in controls:
-            if hasattr(control, "value"):
-                control.observe(self._on_change, names="value")
+        for control in self._controls:
+            control.observe(self._on_change, names="value")
+        self.image.observe(self._fit_image, names="value")
+        cell = _current_cell()
+        if cell is not None:
+            key = (type(self).__qualname__, cell)
+            previous = _live_explorers.get(key)
+            if previous is not None:
+                previous.close()
+            _live_explorers[key] = self
+
+    def close(self) -> None:
+        # Also called by Widget.__del__, possibly on an explorer whose __init__ raised early.
+        for control in getattr(self, "_controls", ()):
+            control.unobserve(self._on_change, names="value")
+        box = getattr(self, "_control_box", None)
+        parts = (*box.children, box, self.image, self.readout) if box is not None else ()
+        for part in parts:
+            part.close()
+        super().close()
+
+    def _fit_image(self, change) -> None:
+        # A PNG's width sits in its header (bytes 16-20); showing the image at that width keeps
+        # JupyterLab from stretching it to the cell's width and blurring it.
+        header = bytes(change["new"][:24])
+        if header.startswith(b"\x89PNG"):
+            self.image.width = str(int.from_bytes(header[16:20], "big"))
 
     def _on_change(self, _change) -> None:
         self.redraw()

@@ -1,0 +1,207 @@
+"""The course as a learner uses it: real JupyterLab, real Chromium, run all, move a slider.
+
+Each notebook with a widget is opened in a fresh JupyterLab server (127.0.0.1, a token set
+here) in headless Chromium, all its cells are run, and a slider is moved with the keyboard.
+The test asserts that the widget's image changed and that no cell shows an error, saves
+screenshots under artifacts/browser/, and prints the slider-to-image latency.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from notebook_tools import NOTEBOOKS, ROOT, has_widget
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "artifacts" / "browser"
+WIDGET_NOTEBOOKS = [p for p in NOTEBOOKS if has_widget(p)]
+SLIDER_PRESSES = 5
+
+if not CHROMIUM.exists():
+    if os.environ.get("CI"):
+        pytest.fail("CI needs /usr/bin/chromium (.ci/run installs it)", pytrace=False)
+    pytest.skip(
+        "no /usr/bin/chromium: install Debian's chromium to run the browser tests",
+        allow_module_level=True,
+    )
+
+playwright = pytest.importorskip("playwright.sync_api")
+
+# JavaScript run in the page. jupyterapp is exposed by --LabApp.expose_app_in_browser.
+KERNEL_READY = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session
+    && panel.sessionContext.session.kernel;
+  return !!kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle'
+    && !!panel.content && panel.content.widgets.length > 0;
+}"""
+ALL_EXECUTED = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const kernel = panel.sessionContext.session.kernel;
+  const cells = panel.content.widgets.filter(c => c.model.type === 'code');
+  return kernel.status === 'idle' && cells.every(c => c.model.executionCount !== null);
+}"""
+ERRORS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  return panel.content.widgets.filter(c => c.model.type === 'code').flatMap(c =>
+    c.model.outputs.toJSON().filter(o => o.output_type === 'error')
+      .map(o => o.ename + ': ' + o.evalue));
+}"""
+# Marks the first output that holds both a slider and a widget image, and watches the image.
+WATCH_FIRST_EXPLORER = """() => {
+  const areas = [...document.querySelectorAll('.jp-OutputArea-output')].filter(
+    a => a.querySelector('.widget-slider .noUi-handle') && a.querySelector('img.widget-image'));
+  if (!areas.length) return false;
+  const area = areas[0];
+  area.setAttribute('data-test-explorer', '1');
+  const img = area.querySelector('img.widget-image');
+  const handle = area.querySelector('.widget-slider .noUi-handle');
+  window.__changes = [];
+  new MutationObserver(() => window.__changes.push(performance.now()))
+    .observe(img, {attributes: true, attributeFilter: ['src']});
+  handle.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
+  return true;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A fresh JupyterLab on 127.0.0.1 serving a copy of the notebooks (autosave must never
+    write browser-run outputs into the repository)."""
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copytree(ROOT / "notebooks", root / "notebooks")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    port, token = free_port(), secrets.token_hex(16)
+    command = [
+        str(Path(sys.executable).with_name("jupyter")),
+        "lab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+        f"--LabApp.workspaces_dir={root / 'ws'}",
+        f"--LabApp.user_settings_dir={root / 'settings'}",
+    ]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    log = open(ARTIFACTS / "lab.log", "w")  # noqa: SIM115  (closed below)
+    server = subprocess.Popen(
+        command,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "NBHELPERS_DEVICE": "cpu"},
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
+                break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail(f"JupyterLab did not start; see {ARTIFACTS / 'lab.log'}")
+            time.sleep(0.3)
+    yield base, token
+    server.terminate()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.mark.parametrize("path", WIDGET_NOTEBOOKS, ids=lambda p: p.stem)
+def test_run_all_and_move_a_slider(path, lab, browser):
+    base, token = lab
+    started = time.monotonic()
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(
+            f"{base}/lab/workspaces/test-{path.stem}/tree/notebooks/{path.name}?token={token}&reset"
+        )
+        # The toolbar says "Idle" before the kernel's websocket is up, and a run-all sent then
+        # is dropped: wait for the session's kernel itself.
+        page.wait_for_function(KERNEL_READY, timeout=90_000)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_function(ALL_EXECUTED, timeout=300_000, polling=500)
+        assert page.evaluate(ERRORS) == [], f"{path.name}: a cell shows an error"
+
+        assert page.wait_for_function(WATCH_FIRST_EXPLORER, timeout=30_000)
+        explorer = page.locator("[data-test-explorer='1']")
+        explorer.scroll_into_view_if_needed()
+        image = explorer.locator("img.widget-image").first
+        before = image.screenshot()
+        explorer.screenshot(path=str(ARTIFACTS / f"{path.stem}-before.png"))
+        handle = explorer.locator(".widget-slider .noUi-handle").first
+        handle.focus()
+        latencies = []
+        for press in range(SLIDER_PRESSES):
+            key = "ArrowRight" if press < SLIDER_PRESSES // 2 + 1 else "ArrowLeft"
+            seen = page.evaluate("() => window.__changes.length")
+            handle.press(key)
+            page.wait_for_function(f"() => window.__changes.length > {seen}", timeout=20_000)
+            latencies.append(page.evaluate("() => window.__changes.at(-1) - window.__keyAt"))
+            page.wait_for_timeout(300)  # let the kernel settle before the next key
+        handle.press("ArrowRight")
+        page.wait_for_function(ALL_EXECUTED, timeout=30_000)
+        page.wait_for_timeout(500)
+        after = image.screenshot()
+        explorer.screenshot(path=str(ARTIFACTS / f"{path.stem}-after.png"))
+        page.screenshot(path=str(ARTIFACTS / f"{path.stem}-page.png"))
+        assert after != before, f"{path.name}: the heatmap did not change after moving a slider"
+        assert page.evaluate(ERRORS) == [], f"{path.name}: a cell shows an error after sliding"
+    finally:
+        page.close()
+    result = {
+        "notebook": path.name,
+        "slider_to_image_ms_median": round(statistics.median(latencies), 1),
+        "slider_to_image_ms": [round(x, 1) for x in latencies],
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    with open(ARTIFACTS / "latency.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps(result, ensure_ascii=False) + "\n")
+    print(
+        f"\n{path.name}: slider -> new image median {result['slider_to_image_ms_median']} ms "
+        f"over {SLIDER_PRESSES} moves; notebook run + interaction {result['seconds']} s"
+    )
