@@ -59,5 +59,11 @@ notebooks: $(STAMP)
 benchmarks: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
+# For a machine with CUDA: every notebook executed with NBHELPERS_DEVICE=cuda (copies in a
+# temp dir, the stored CPU outputs untouched), each banner must report cuda; then the
+# attention benchmark on the GPU.
+gpu-check: $(STAMP)
+	PYTHONHASHSEED=0 MPLBACKEND=Agg $(PY) scripts/gpu_check.py
+
 clean:
 	rm -rf $(VENV)

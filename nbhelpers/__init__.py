@@ -10,37 +10,85 @@ from .attention import (
     similarity_scores,
     softmax,
 )
+from .attention_figures import AttentionStepCanvas, attention_step_figure
 from .checks import check_close
+from .corpus import JapaneseGrammar, Tokenizer
 from .device import available_devices, describe_environment, device_name, get_device
-from .gpt1 import GPT1, GPT1Block, GPT1Config, one_hot
+from .embedding_figures import EmbeddingCanvas, embedding_figure
+from .gpt1 import GPT1, GPT1Block, GPT1Config, one_hot, parameter_breakdown
+from .head_figures import HeadGridCanvas, head_grid_figure
+from .inference import generate, log_likelihood, next_token_distribution
+from .kv_cache import KVCache, check_cache_agrees, generate_with_cache, generate_without_cache
 from .masks import causal_mask, padding_mask
 from .multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
 from .plotting import HeatmapCanvas, attention_heatmap, figure_to_png, show_figure
 from .seeding import seed_everything
-from .widgets import AttentionMatrixExplorer, FigureExplorer
+from .statistics import against_dk_figure, dot_product_variance, random_dot_products, row_entropy
+from .widgets import (
+    AttentionExplorer,
+    AttentionMatrixExplorer,
+    AttentionMemoryExplorer,
+    CausalityExplorer,
+    EmbeddingExplorer,
+    FigureExplorer,
+    MaskExplorer,
+    MultiHeadExplorer,
+    NextTokenExplorer,
+    ScoreScalingExplorer,
+    SoftmaxExplorer,
+)
 
 __all__ = [
+    "AttentionExplorer",
     "AttentionMatrixExplorer",
+    "AttentionMemoryExplorer",
+    "CausalityExplorer",
+    "AttentionStepCanvas",
+    "EmbeddingCanvas",
+    "EmbeddingExplorer",
     "FigureExplorer",
     "GPT1",
     "GPT1Block",
     "GPT1Config",
+    "HeadGridCanvas",
     "HeatmapCanvas",
+    "JapaneseGrammar",
+    "KVCache",
+    "MaskExplorer",
     "MultiHeadAttention",
+    "MultiHeadExplorer",
+    "NextTokenExplorer",
+    "ScoreScalingExplorer",
     "SelfAttention",
+    "SoftmaxExplorer",
+    "Tokenizer",
+    "against_dk_figure",
     "attention",
     "attention_heatmap",
+    "attention_step_figure",
     "available_devices",
     "causal_mask",
+    "check_cache_agrees",
     "check_close",
     "describe_environment",
     "device_name",
+    "embedding_figure",
+    "dot_product_variance",
     "figure_to_png",
+    "generate",
+    "generate_with_cache",
+    "generate_without_cache",
     "get_device",
     "head_counts",
+    "head_grid_figure",
+    "log_likelihood",
     "merge_heads",
+    "next_token_distribution",
     "one_hot",
     "padding_mask",
+    "parameter_breakdown",
+    "random_dot_products",
+    "row_entropy",
     "scaled_dot_product_attention",
     "seed_everything",
     "show_figure",

@@ -58,7 +58,7 @@ def attention(
     scores = similarity_scores(Q, K)
     if mask is not None:
         check_additive_mask(mask, scores.shape, scores.device)
-        scores = scores + mask
+        scores = scores + mask.to(scores.dtype)  # a float64 mask must not promote the scores
     weights = softmax(scores)
     return weights @ V, weights
 
@@ -72,10 +72,11 @@ def scaled_dot_product_attention(
     if mask is None:
         return F.scaled_dot_product_attention(Q, K, V)
     scores_shape = (*torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
-    check_additive_mask(mask, scores_shape, Q.device)
+    row_max = check_additive_mask(mask, scores_shape, Q.device)
     output = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask.to(Q.dtype))
-    # torch gives NaN for a query that may see no key; match `attention`, which gives zeros.
-    blind = torch.isneginf(mask).all(dim=-1, keepdim=True)
+    # A query that may see no key gets NaN or zeros depending on torch's version and kernel;
+    # match `attention`, which always gives zeros.
+    blind = torch.isneginf(row_max)
     return output.masked_fill(blind, 0.0) if blind.any() else output
 
 
@@ -92,7 +93,9 @@ class SelfAttention(nn.Module):
     ):
         super().__init__()
         for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
-            if value is not None and (not isinstance(value, int) or value < 1):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         self.d_model = d_model
         self.d_k = d_k or d_model

@@ -38,9 +38,16 @@ class GPT1Config:
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
                 f"head counts that work: {head_counts(self.d_model)}"
             )
-        if self.d_ff is not None and (not isinstance(self.d_ff, int) or self.d_ff < 1):
+        if self.d_ff is not None and (
+            isinstance(self.d_ff, bool) or not isinstance(self.d_ff, int) or self.d_ff < 1
+        ):
             raise ValueError(f"d_ff must be a positive int or None, got {self.d_ff!r}")
-        if not 0.0 <= self.dropout < 1.0:
+        # Checked as a number first: a string would otherwise fail inside the comparison.
+        if (
+            isinstance(self.dropout, bool)
+            or not isinstance(self.dropout, (int, float))
+            or not 0.0 <= self.dropout < 1.0
+        ):
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
 
     @property
@@ -52,6 +59,22 @@ class GPT1Config:
         """GPT-1 as published: 12 layers, 768 dimensions, 12 heads, 512 positions, and a
         BPE vocabulary of 40,478 tokens."""
         return cls(vocab_size=40478, n_ctx=512, d_model=768, n_layers=12, n_heads=12)
+
+    @classmethod
+    def small(cls, vocab_size: int, n_ctx: int = 32) -> GPT1Config:
+        """The same architecture at a size a laptop CPU trains in seconds: 2 blocks of
+        64 dimensions with 4 heads (d_head = 16) and a 256-wide feed-forward layer."""
+        return cls(vocab_size=vocab_size, n_ctx=n_ctx, d_model=64, n_layers=2, n_heads=4)
+
+    def parameter_count(self) -> int:
+        """The number of parameters GPT1(self) holds, from the formula (W_e counted once:
+        the output layer reuses it)."""
+        d, f = self.d_model, self.ff_width
+        attention = 4 * (d * d + d)  # W_Q, W_K, W_V, W_O with their biases
+        feed_forward = (d * f + f) + (f * d + d)
+        layer_norms = 2 * (2 * d)  # a gain and a bias for each of the two LayerNorms
+        block = attention + feed_forward + layer_norms
+        return self.vocab_size * d + self.n_ctx * d + self.n_layers * block
 
 
 def check_token_ids(ids, vocab_size: int, n_ctx: int | None = None, name: str = "ids"):
@@ -74,12 +97,17 @@ def check_token_ids(ids, vocab_size: int, n_ctx: int | None = None, name: str = 
     return ids
 
 
-def one_hot(ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
-    """U: one row per token, 1.0 in the token's column and 0.0 elsewhere: (..., n, vocab)."""
+def one_hot(ids: torch.Tensor, vocab_size: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """U: one row per token, 1.0 in the token's column and 0.0 elsewhere: (..., n, vocab).
+
+    Floating point (float32 unless `dtype` says otherwise), so that U @ W_e is an ordinary
+    matrix product."""
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
         raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
     check_token_ids(ids, vocab_size)
-    U = torch.zeros(*ids.shape, vocab_size, device=ids.device)
+    U = torch.zeros(*ids.shape, vocab_size, device=ids.device, dtype=dtype)
     return U.scatter_(-1, ids.unsqueeze(-1), 1.0)
 
 
@@ -137,12 +165,12 @@ class GPT1(nn.Module):
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         """h_0 = U W_e + W_p, computed as a row lookup (the same numbers, no one-hot matmul)."""
-        n = ids.shape[-1]
+        n = self.check_ids(ids).shape[-1]
         return self.dropout(self.W_e(ids) + self.W_p[:n])
 
     def hidden_states(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """h_n: the last block's output, (..., n, d_model)."""
-        h = self.embed(self.check_ids(ids))
+        h = self.embed(ids)
         for block in self.blocks:
             h = block(h, mask)
         return h
@@ -156,3 +184,22 @@ class GPT1(nn.Module):
         if last_only:
             h = h[..., -1, :]
         return h @ self.W_e.weight.T  # tied: the same storage as the input embedding
+
+
+def parameter_breakdown(model: GPT1) -> dict[str, int]:
+    """How many parameters each part of the model holds, every block included; the values
+    add up to the model's total, with the tied W_e counted once."""
+    if not isinstance(model, GPT1):
+        raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
+
+    def size(modules) -> int:
+        return sum(p.numel() for m in modules for p in m.parameters())
+
+    blocks = model.blocks
+    return {
+        "W_e token embedding (also the output layer)": model.W_e.weight.numel(),
+        "W_p position embedding": model.W_p.numel(),
+        "attention W_Q, W_K, W_V, W_O": size(b.attn for b in blocks),
+        "feed-forward (two linear layers)": size(b.ffn for b in blocks),
+        "LayerNorm gains and biases": size([*(b.ln_1 for b in blocks), *(b.ln_2 for b in blocks)]),
+    }

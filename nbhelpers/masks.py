@@ -1,44 +1,66 @@
-"""Masks in the additive form of the theory: 0 where a key may be attended, -inf where not."""
+"""Masks in the additive form of the theory: 0 where a key may be attended, -inf where not.
+
+Additive masks are added to the scores before softmax, so they mean the same thing in every
+API. Boolean masks do not: in F.scaled_dot_product_attention True means "may attend", while
+Tensor.masked_fill and nn.MultiheadAttention use True for "blocked". Convert a boolean mask
+with `torch.zeros(shape).masked_fill(blocked, float("-inf"))` and the question never arises.
+"""
 
 from __future__ import annotations
 
 import torch
 
 
-def causal_mask(n: int, m: int | None = None, device=None) -> torch.Tensor:
-    """The mask matrix M: M_ij = 0 for j <= i, -inf for j > i (no looking at the future).
+def _check_positive_int(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def causal_mask(
+    n: int, m: int | None = None, device=None, *, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """The mask matrix M (n, m): M_ij = 0 for j <= i, -inf for j > i (no looking ahead).
 
     With m > n keys (a cache of earlier tokens), the n queries are the *last* n positions, so
     query i may see keys j <= i + (m - n) (torch calls this "lower-right" alignment).
     """
     m = n if m is None else m
-    for name, value in (("n", n), ("m", m)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    _check_positive_int("n", n)
+    _check_positive_int("m", m)
     if m < n:
         raise ValueError(f"m (keys) must be >= n (queries) for a causal mask, got n={n}, m={m}")
+    if not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating-point dtype (to hold -inf), got {dtype}")
     blocked = torch.ones(n, m, dtype=torch.bool, device=device).triu(diagonal=m - n + 1)
-    return torch.zeros(n, m, device=device).masked_fill(blocked, float("-inf"))
+    return torch.zeros(n, m, dtype=dtype, device=device).masked_fill(blocked, float("-inf"))
 
 
-def padding_mask(lengths, n: int, device=None) -> torch.Tensor:
+def padding_mask(
+    lengths, n: int, device=None, *, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
     """Key-padding mask for a batch of sentences padded to length n: shape (B, 1, n).
 
     Sentence b has lengths[b] real tokens; keys j >= lengths[b] are padding and get -inf.
     The middle axis of size 1 broadcasts over the queries, so `causal_mask(n) +
-    padding_mask(lengths, n)` gives each sentence its own (n, n) mask.
+    padding_mask(lengths, n)` gives each sentence its own (n, n) mask. A sentence of length 0
+    leaves its queries nothing to see; nbhelpers' attention gives such rows zero weights.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
+    _check_positive_int("n", n)
+    if not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating-point dtype (to hold -inf), got {dtype}")
     lengths = torch.as_tensor(lengths, device=device)
     if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
         raise ValueError(
             f"lengths must be a 1-D sequence of ints (one per sentence), got {lengths.dtype} "
             f"of shape {tuple(lengths.shape)}"
         )
-    if (lengths < 0).any() or (lengths > n).any():
-        raise ValueError(f"lengths must lie in [0, n={n}], got {lengths.tolist()}")
+    bad = [(b, int(length)) for b, length in enumerate(lengths.tolist()) if not 0 <= length <= n]
+    if bad:
+        found = ", ".join(f"lengths[{b}]={length}" for b, length in bad)
+        raise ValueError(
+            f"every length must lie in [0, n] with n={n} (the padded length), got {found}"
+        )
     positions = torch.arange(n, device=lengths.device)
     blocked = positions[None, :] >= lengths[:, None]  # (B, n)
-    mask = torch.zeros(blocked.shape, device=lengths.device).masked_fill(blocked, float("-inf"))
-    return mask[:, None, :]
+    mask = torch.zeros(blocked.shape, dtype=dtype, device=lengths.device)
+    return mask.masked_fill(blocked, float("-inf"))[:, None, :]

@@ -37,7 +37,7 @@ def figure_to_png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _check_labels(name: str, labels, expected: int) -> list[str]:
+def check_labels(name: str, labels, expected: int) -> list[str]:
     if labels is None:
         return [str(i) for i in range(expected)]
     labels = [str(label) for label in labels]
@@ -131,8 +131,8 @@ class HeatmapCanvas:
             raise ValueError(
                 f"masked must have the shape of weights {values.shape}, got {blocked.shape}"
             )
-        rows = _check_labels("row_labels", row_labels, values.shape[0])
-        cols = _check_labels("col_labels", col_labels, values.shape[1])
+        rows = check_labels("row_labels", row_labels, values.shape[0])
+        cols = check_labels("col_labels", col_labels, values.shape[1])
         if values.shape != self._shape:
             self._build(values.shape)
         # NaN or ±inf would silently paint a cell as "masked": show them as such only if asked.
@@ -148,8 +148,10 @@ class HeatmapCanvas:
         self.ax.set_xticklabels(cols)
         self.ax.set_yticklabels(rows)
         self.ax.set_title(title or "")
-        low, high = self._image.get_clim()
-        middle = (low + high) / 2
+        # Dark text on light cells and vice versa, judged by the cell colour's luminance, so the
+        # numbers stay legible on any colour map (diverging ones too).
+        rgba = self._image.cmap(self._image.norm(values))
+        light = rgba[..., :3] @ np.array([0.299, 0.587, 0.114]) > 0.5
         for i, row in enumerate(self._texts):
             for j, text in enumerate(row):
                 if blocked[i, j]:
@@ -157,7 +159,7 @@ class HeatmapCanvas:
                     text.set_color("#707070")
                 else:
                     text.set_text(fmt.format(values[i, j]))
-                    text.set_color("black" if values[i, j] > middle else "white")
+                    text.set_color("black" if light[i, j] else "white")
         self._row_box.set_visible(highlight_row is not None)
         if highlight_row is not None:
             self._row_box.set_y(highlight_row - 0.5)

@@ -46,6 +46,14 @@ def check_qkv(Q, K, V=None) -> None:
                 f"K and V must have the same length m (one value per key, dim -2), got "
                 f"K {tuple(K.shape)} and V {tuple(V.shape)}"
             )
+    dtypes = {t.dtype for t in (Q, K, V) if t is not None}
+    if len(dtypes) > 1:
+        found = ", ".join(
+            f"{n} {t.dtype}" for n, t in (("Q", Q), ("K", K), ("V", V)) if t is not None
+        )
+        raise ValueError(
+            f"Q, K and V must have one dtype, got {found}; convert them with .to(Q.dtype)"
+        )
     check_same_device(Q=Q, K=K, V=V)
     batch = [tuple(t.shape[:-2]) for t in (Q, K, V) if t is not None]
     try:
@@ -56,8 +64,13 @@ def check_qkv(Q, K, V=None) -> None:
         ) from None
 
 
-def check_additive_mask(mask, scores_shape: tuple[int, ...], device: torch.device) -> None:
-    """An additive mask: 0 where a key may be attended, -inf where not; broadcasts to scores."""
+def check_additive_mask(mask, scores_shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """An additive mask: 0 where a key may be attended, -inf where not; broadcasts to scores.
+
+    Returns the mask's maximum over each row of keys (..., n, 1): -inf marks a query that may
+    see no key at all. One reduction serves both that and the NaN/+inf check, which keeps the
+    fast path's overhead small.
+    """
     if not isinstance(mask, torch.Tensor):
         raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
     if mask.dtype == torch.bool:
@@ -70,8 +83,6 @@ def check_additive_mask(mask, scores_shape: tuple[int, ...], device: torch.devic
         raise ValueError(f"mask must be a floating-point tensor, got dtype {mask.dtype}")
     if mask.device != device:
         raise ValueError(f"mask must be on {device} like the inputs, got {mask.device}")
-    if torch.isnan(mask).any() or torch.isposinf(mask).any():
-        raise ValueError("mask may hold only finite values and -inf, but it holds NaN or +inf")
     try:
         shape = torch.broadcast_shapes(tuple(mask.shape), tuple(scores_shape))
     except RuntimeError:
@@ -81,3 +92,7 @@ def check_additive_mask(mask, scores_shape: tuple[int, ...], device: torch.devic
             f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
             f"{tuple(scores_shape)} (..., n queries, m keys)"
         )
+    row_max = mask.amax(dim=-1, keepdim=True) if mask.numel() else mask
+    if row_max.numel() and not bool(row_max.max() < float("inf")):  # NaN compares False too
+        raise ValueError("mask may hold only finite values and -inf, but it holds NaN or +inf")
+    return row_max

@@ -1,6 +1,27 @@
 """Interactive explorers, one module per notebook, all built on `FigureExplorer`."""
 
+from .attention_explorer import AttentionExplorer
 from .base import FigureExplorer
+from .embeddings import EmbeddingExplorer
+from .masking import MaskExplorer
+from .multihead import MultiHeadExplorer
+from .next_token import NextTokenExplorer
+from .scaling import AttentionMemoryExplorer
+from .scores import ScoreScalingExplorer
+from .softmax import SoftmaxExplorer
+from .stack import CausalityExplorer
 from .tour import AttentionMatrixExplorer
 
-__all__ = ["AttentionMatrixExplorer", "FigureExplorer"]
+__all__ = [
+    "AttentionExplorer",
+    "AttentionMatrixExplorer",
+    "AttentionMemoryExplorer",
+    "CausalityExplorer",
+    "EmbeddingExplorer",
+    "FigureExplorer",
+    "MaskExplorer",
+    "MultiHeadExplorer",
+    "NextTokenExplorer",
+    "ScoreScalingExplorer",
+    "SoftmaxExplorer",
+]

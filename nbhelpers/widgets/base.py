@@ -62,7 +62,11 @@ class FigureExplorer(widgets.VBox):
             _live_explorers[key] = self
 
     def close(self) -> None:
-        # Also called by Widget.__del__, possibly on an explorer whose __init__ raised early.
+        # Also called by Widget.__del__ (after an explicit close, or on an explorer whose
+        # __init__ raised early), so it must be safe to call more than once.
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
         for control in getattr(self, "_controls", ()):
             control.unobserve(self._on_change, names="value")
         box = getattr(self, "_control_box", None)

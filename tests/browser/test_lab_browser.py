@@ -2,7 +2,8 @@
 
 Each notebook with a widget is opened in a fresh JupyterLab server (127.0.0.1, a token set
 here) in headless Chromium, all its cells are run, and a slider is moved with the keyboard.
-The test asserts that the widget's image changed and that no cell shows an error, saves
+(An explorer without a slider has its first dropdown stepped instead.) The test asserts
+that the widget's image changed and that no cell shows an error, saves
 screenshots under artifacts/browser/, and prints the slider-to-image latency.
 """
 
@@ -59,20 +60,37 @@ ERRORS = """() => {
     c.model.outputs.toJSON().filter(o => o.output_type === 'error')
       .map(o => o.ename + ': ' + o.evalue));
 }"""
-# Marks the first output that holds both a slider and a widget image, and watches the image.
+# Marks the first output that holds a widget image and a control (a slider if there is one,
+# else a dropdown), and watches the image for new PNGs.
 WATCH_FIRST_EXPLORER = """() => {
   const areas = [...document.querySelectorAll('.jp-OutputArea-output')].filter(
-    a => a.querySelector('.widget-slider .noUi-handle') && a.querySelector('img.widget-image'));
-  if (!areas.length) return false;
-  const area = areas[0];
+    a => a.querySelector('img.widget-image'));
+  const withSlider = areas.filter(a => a.querySelector('.widget-slider .noUi-handle'));
+  const withSelect = areas.filter(a => a.querySelector('.widget-dropdown select'));
+  const area = withSlider[0] || withSelect[0];
+  if (!area) return false;
   area.setAttribute('data-test-explorer', '1');
+  const control = area.querySelector('.widget-slider .noUi-handle')
+    || area.querySelector('.widget-dropdown select');
+  control.setAttribute('data-test-control', '1');
   const img = area.querySelector('img.widget-image');
-  const handle = area.querySelector('.widget-slider .noUi-handle');
   window.__changes = [];
   new MutationObserver(() => window.__changes.push(performance.now()))
     .observe(img, {attributes: true, attributeFilter: ['src']});
-  handle.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
+  control.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
   return true;
+}"""
+# The slider key that moves one step without running into the slider's end.
+NEXT_KEY = """() => {
+  const c = document.querySelector('[data-test-control]');
+  const now = Number(c.getAttribute('aria-valuenow'));
+  return now < Number(c.getAttribute('aria-valuemax')) ? 'ArrowRight' : 'ArrowLeft';
+}"""
+# A dropdown's next option (stepping back at the end), for explorers without a slider.
+NEXT_OPTION = """() => {
+  const c = document.querySelector('[data-test-control]');
+  window.__keyAt = performance.now();
+  return c.selectedIndex < c.options.length - 1 ? c.selectedIndex + 1 : c.selectedIndex - 1;
 }"""
 
 
@@ -173,17 +191,19 @@ def test_run_all_and_move_a_slider(path, lab, browser):
         image = explorer.locator("img.widget-image").first
         before = image.screenshot()
         explorer.screenshot(path=str(ARTIFACTS / f"{path.stem}-before.png"))
-        handle = explorer.locator(".widget-slider .noUi-handle").first
-        handle.focus()
+        control = explorer.locator("[data-test-control]").first
+        is_slider = control.evaluate("c => c.tagName !== 'SELECT'")
+        control.focus()
         latencies = []
-        for press in range(SLIDER_PRESSES):
-            key = "ArrowRight" if press < SLIDER_PRESSES // 2 + 1 else "ArrowLeft"
+        for _ in range(SLIDER_PRESSES):
             seen = page.evaluate("() => window.__changes.length")
-            handle.press(key)
+            if is_slider:
+                control.press(page.evaluate(NEXT_KEY))
+            else:
+                control.select_option(index=page.evaluate(NEXT_OPTION))
             page.wait_for_function(f"() => window.__changes.length > {seen}", timeout=20_000)
             latencies.append(page.evaluate("() => window.__changes.at(-1) - window.__keyAt"))
             page.wait_for_timeout(300)  # let the kernel settle before the next key
-        handle.press("ArrowRight")
         page.wait_for_function(ALL_EXECUTED, timeout=30_000)
         page.wait_for_timeout(500)
         after = image.screenshot()

@@ -1,0 +1,94 @@
+"""Whole-course execution time: every notebook in a fresh kernel on the CPU, then the total.
+
+Each notebook runs with nbclient in memory (the files are not touched), with the same
+environment as `make notebooks`: NBHELPERS_DEVICE=cpu, PYTHONHASHSEED=0, MPLBACKEND=Agg.
+The time includes each kernel's start-up. Target: the whole course (under pytest --nbval,
+which does the same work plus the comparison) in at most 180 s on the 2-core CI machine.
+
+    python benchmarks/bench_course.py                    # all notebooks/*.ipynb
+    python benchmarks/bench_course.py notebooks/09_attention_at_scale.ipynb --repeats 3
+    python benchmarks/bench_course.py --nbval            # also time `pytest --nbval` on them
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from nbhelpers.benchmarking import run_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+COURSE_TARGET_S = 180.0
+CPU_ENV = {"NBHELPERS_DEVICE": "cpu", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb")
+    parser.add_argument("--repeats", type=int, default=1, help="runs per notebook (median)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    parser.add_argument(
+        "--nbval", action="store_true", help="also time pytest --nbval over the same notebooks"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    if not notebooks:
+        print("no notebooks found", file=sys.stderr)
+        return 1
+    if args.repeats < 1:
+        print(f"--repeats must be >= 1, got {args.repeats}", file=sys.stderr)
+        return 2
+    print(f"executing {len(notebooks)} notebooks, fresh kernel each, {CPU_ENV}")
+    print(f"median of {args.repeats} run(s) per notebook, kernel start-up included")
+    total, failed = 0.0, []
+    for path in notebooks:
+        try:
+            runs = [
+                run_notebook(path, env=CPU_ENV, timeout=args.timeout)[1]
+                for _ in range(args.repeats)
+            ]
+        except Exception as error:  # a failing cell: report it, carry on, fail at the end
+            failed.append(path.name)
+            first_line = str(error).strip().splitlines()[-1] if str(error).strip() else ""
+            print(f"  {path.name:45} FAILED: {type(error).__name__}: {first_line}")
+            continue
+        median = statistics.median(runs)
+        total += median
+        print(f"  {path.name:45} {median:7.1f} s")
+    print(
+        f"  {'total':45} {total:7.1f} s  "
+        f"(target for the course under nbval: <= {COURSE_TARGET_S:.0f} s)"
+    )
+    if args.nbval:
+        command = [
+            sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env",
+            "--nbval-sanitize-with", str(ROOT / "tests" / "nbval.cfg"), "-q",
+            *map(str, notebooks),
+        ]  # fmt: skip
+        start = time.perf_counter()
+        result = subprocess.run(command, cwd=ROOT, env={**os.environ, **CPU_ENV})
+        elapsed = time.perf_counter() - start
+        verdict = "met" if elapsed <= COURSE_TARGET_S else "MISSED"
+        print(
+            f"pytest --nbval over the same notebooks: {elapsed:.1f} s (target <= "
+            f"{COURSE_TARGET_S:.0f} s: {verdict}), exit code {result.returncode}"
+        )
+        if result.returncode:
+            failed.append("pytest --nbval")
+    if failed:
+        print(f"{len(failed)} notebook(s) failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,386 @@
+"""One attention step for one query, as a single figure that redraws quickly.
+
+    left:          the weights A (n queries × m keys), the chosen query's row framed in red
+    top middle:    that row's scores s_ij (what softmax receives)
+    top right:     that row's weights a_ij = softmax(s_i)_j
+    bottom right:  o_i = Σ_j a_ij v_j as bars, with every value vector v_j as dots whose size
+                   is its weight a_ij: each bar sits at the weighted average of its dots.
+
+Each key has one colour in every panel. The canvas keeps its artists between draws and, for
+speed, blits: the frames, token labels, titles, colour bar and legend are rendered once into
+a saved background, and a redraw repaints only the panels whose numbers changed (picking
+another query, say, leaves the 25 numbers of the heatmap alone). Rendering text is what
+costs most in matplotlib, and most of the text never changes.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from PIL import Image
+
+from .plotting import check_labels, figure_to_png, to_numpy
+
+# Axis limits move along a ladder (times powers of ten): round numbers on the axes, and bars
+# that still fill a good part of their panel.
+LIMIT_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
+KEY_COLOURS = matplotlib.colormaps["tab10"].colors
+MAX_KEYS = 10
+MAX_FEATURES = 16
+# Tick marks of the scaled panels; only the two ends (-L and L) get a label that changes.
+TICK_FRACTIONS = (-1.0, -0.5, 0.0, 0.5, 1.0)
+LABELLED_FRACTIONS = (-1.0, 1.0)
+# Fast, lossless and deterministic; zlib's default level 6 costs several times more here.
+PNG_COMPRESS_LEVEL = 1
+
+
+def nice_limit(largest: float) -> float:
+    """The first ladder value above `largest` with 15% headroom for the numbers on the bars."""
+    wanted = max(float(largest) * 1.15, 1.0)  # never below 1: small numbers look small
+    decade = 10.0 ** np.floor(np.log10(wanted))
+    for step in (*LIMIT_STEPS, 10.0):
+        if wanted <= step * decade * (1 + 1e-9):
+            return float(step * decade)
+    raise AssertionError("unreachable: the ladder ends at the next power of ten")
+
+
+def _matrix(name: str, values, ndim: int = 2) -> np.ndarray:
+    array = to_numpy(values)
+    if array.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions, got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite, but it holds NaN or ±inf")
+    return array
+
+
+class AttentionStepCanvas:
+    """The composite figure above; `draw(...)` updates it, `png()` renders it.
+
+    With `blit=False` every artist is an ordinary one, so the figure renders completely
+    wherever it goes (show_figure, savefig); `attention_step_figure` builds it that way.
+    """
+
+    def __init__(
+        self, *, figsize: tuple[float, float] = (10.4, 4.6), dpi: int = 80, blit: bool = True
+    ):
+        self.blit = blit
+        self.figure = Figure(figsize=figsize, dpi=dpi)
+        self.canvas = FigureCanvasAgg(self.figure)
+        self._structure: tuple | None = None
+        self._panels: dict[str, list] = {}  # what each panel repaints, in drawing order
+        self._keys: dict[str, object] = {}  # what each panel shows now ...
+        self._painted: dict[str, object] = {}  # ... and what the canvas holds
+        self._backgrounds: dict | None = None  # each panel's region of the saved background
+        self._boxes: dict = {}  # those regions, in pixels
+        self._bare_heatmap = None  # the heatmap's region without the row box
+        # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
+        self.canvas.mpl_connect("draw_event", self._forget_background)
+
+    def _forget_background(self, _event=None) -> None:
+        self._backgrounds = None
+
+    # -- building (only when the shapes or labels change) ---------------------------------
+    def _build(self, rows: list[str], cols: list[str], d_v: int) -> None:
+        figure = self.figure
+        figure.clear()
+        n, m = len(rows), len(cols)
+        grid = figure.add_gridspec(
+            2, 3, width_ratios=(1.25, 1, 1), left=0.07, right=0.88, bottom=0.1, top=0.84,
+            wspace=0.4, hspace=0.55,
+        )  # fmt: skip
+        self.heat_ax = figure.add_subplot(grid[:, 0])
+        self.score_ax = figure.add_subplot(grid[0, 1])
+        self.weight_ax = figure.add_subplot(grid[0, 2])
+        self.output_ax = figure.add_subplot(grid[1, 1:])
+        colours = [KEY_COLOURS[j % len(KEY_COLOURS)] for j in range(m)]
+
+        ax = self.heat_ax
+        self._image = ax.imshow(np.zeros((n, m)), cmap="viridis", vmin=0, vmax=1, aspect="auto")
+        figure.colorbar(self._image, ax=ax, fraction=0.06, pad=0.03)
+        ax.set_xticks(range(m), cols)
+        ax.set_yticks(range(n), rows)
+        ax.tick_params(length=0)
+        ax.set_xlabel("key j")
+        ax.set_ylabel("query i")
+        ax.set_title("weights A (each row sums to 1)", fontsize=10)
+        size = 9 if max(n, m) <= 6 else 7
+        self._cells = [
+            [ax.text(j, i, "", ha="center", va="center", fontsize=size) for j in range(m)]
+            for i in range(n)
+        ]
+        # Above the spines (z 2.5), so that painting it last matches a full render.
+        self._row_box = ax.add_patch(
+            matplotlib.patches.Rectangle(
+                (-0.5, -0.5), m, 1, fill=False, edgecolor="red", lw=2.5, zorder=2.6
+            )
+        )
+        panels = {
+            "heat": [self._image, *(t for row in self._cells for t in row)],
+            "box": [self._row_box],
+        }
+        panels["heat"] += list(ax.spines.values())
+
+        self._score_bars, self._score_texts = self._bar_panel(self.score_ax, cols, colours)
+        self.score_ax.set_title("scores $s_{ij}$ of query i", fontsize=10)
+        self._weight_bars, self._weight_texts = self._bar_panel(self.weight_ax, cols, colours)
+        self.weight_ax.set_title("weights $a_{ij}$ (sum to 1)", fontsize=10)
+        self.weight_ax.set_ylim(0, 1.18)
+        self._score_ticks = self._scaled_y_axis(self.score_ax)
+        panels["score"] = [*self._score_ticks, *self._score_bars, *self._score_texts]
+        panels["score"].append(self.score_ax.axhline(0, color="black", lw=0.6))
+        panels["weight"] = [*self._weight_bars, *self._weight_texts]
+        panels["weight"].append(self.weight_ax.axhline(0, color="black", lw=0.6))
+
+        ax = self.output_ax
+        x = np.arange(d_v)
+        self._output_bars = list(ax.bar(x, np.zeros(d_v), 0.75, color="#a0a0a0", zorder=1))
+        # One collection for all the dots (one per key and feature): far cheaper to draw than
+        # one per key. Row j of the (m, d_v) grid is key j, spread across the feature's bar.
+        self._dot_x = (x[None, :] + np.linspace(-0.3, 0.3, m)[:, None]).reshape(-1)
+        self._dots = ax.scatter(
+            self._dot_x,
+            np.zeros(m * d_v),
+            color=np.repeat(colours, d_v, axis=0),
+            edgecolor="white",
+            lw=0.4,
+            zorder=3,
+        )
+        self._output_texts = [ax.text(c, 0, "", ha="center", fontsize=8) for c in range(d_v)]
+        ax.set_xticks(x, [f"{c + 1}" for c in range(d_v)])
+        ax.set_xlim(-0.6, d_v - 0.4)
+        ax.set_xlabel("feature of the value vectors")
+        ax.set_title(
+            "grey bars: $o_i = \\Sigma_j\\, a_{ij} v_j$;   dots: $v_j$, sized by $a_{ij}$",
+            fontsize=10,
+        )
+        handles = [
+            matplotlib.lines.Line2D([], [], ls="", marker="o", ms=7, color=colour, label=label)
+            for colour, label in zip(colours, cols, strict=True)
+        ]
+        ax.legend(
+            handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8,
+            title="key j",
+        )  # fmt: skip
+        self._output_ticks = self._scaled_y_axis(ax)
+        panels["output"] = [*self._output_ticks, *self._output_bars, self._dots]
+        panels["output"] += [*self._output_texts, ax.axhline(0, color="black", lw=0.6)]
+
+        self._title = figure.text(0.5, 0.95, "", ha="center", va="center", fontsize=11)
+        panels["title"] = [self._title]
+        for artist in (a for artists in panels.values() for a in artists):
+            artist.set_animated(self.blit)
+        self._panels = panels
+        self._structure = (tuple(rows), tuple(cols), d_v)
+        self._forget_background()  # a new layout: render the background again
+
+    def _regions(self) -> dict | None:
+        """Pixel boxes, one per panel, that hold everything the panel repaints.
+
+        They must not overlap: a panel is repainted by restoring its box of the background.
+        The two scaled panels' boxes reach over their tick labels, left of the axes and half
+        a line above and below them (the labels sit at the ends of the axis).
+        """
+        width, height = self.canvas.get_width_height()
+        labels = (48, 12)  # pixels: room for a label such as -1500, and for half its height
+
+        def around(ax, room=(3, 3)):
+            x0, y0, x1, y1 = ax.get_window_extent().extents
+            return (x0 - room[0], y0 - room[1], x1 + 3, y1 + room[1])
+
+        boxes = {
+            "heat": around(self.heat_ax),
+            "score": around(self.score_ax, labels),
+            "weight": around(self.weight_ax),
+            "output": around(self.output_ax, labels),
+            "title": (0, self._title.get_position()[1] * height - 12, width, height),
+        }
+        boxes = {
+            name: matplotlib.transforms.Bbox.from_extents(
+                max(0, np.floor(x0)),
+                max(0, np.floor(y0)),
+                min(width, np.ceil(x1)),
+                min(height, np.ceil(y1)),
+            )
+            for name, (x0, y0, x1, y1) in boxes.items()
+        }
+        names = list(boxes)
+        for k, a in enumerate(names):
+            if any(boxes[a].overlaps(boxes[b]) for b in names[k + 1 :]):
+                return None  # a small figsize: repaint every panel at every redraw instead
+        return boxes
+
+    @staticmethod
+    def _bar_panel(ax, labels: list[str], colours: list) -> tuple[list, list]:
+        x = np.arange(len(labels))
+        bars = list(ax.bar(x, np.zeros(len(labels)), 0.7, color=colours))
+        texts = [ax.text(j, 0, "", ha="center", fontsize=8) for j in range(len(labels))]
+        ax.set_xticks(x, labels)
+        ax.tick_params(axis="x", length=0)
+        return bars, texts
+
+    @staticmethod
+    def _scaled_y_axis(ax) -> list:
+        """A fixed axis from -1 to 1 whose tick labels are texts that draw() rewrites.
+
+        The scores and the values are drawn divided by their panel's limit L, and the ends of
+        the axis say -L and L (the 0 in the middle never changes). Real tick labels would
+        change with L and force the whole background to be rendered again; two texts are
+        cheap to repaint.
+        """
+        ax.set_ylim(-1, 1)
+        ax.set_yticks(TICK_FRACTIONS, ["0" if y == 0 else "" for y in TICK_FRACTIONS])
+        size = ax.yaxis.get_major_ticks()[0].label1.get_fontsize()
+        place = ax.get_yaxis_transform()  # x in axes fractions, y in data
+        return [
+            ax.text(-0.03, y, "", transform=place, ha="right", va="center", fontsize=size)
+            for y in LABELLED_FRACTIONS
+        ]
+
+    # -- updating (every draw) -----------------------------------------------------------
+    def draw(
+        self,
+        scores,
+        weights,
+        values,
+        query: int,
+        row_labels: Sequence | None = None,
+        col_labels: Sequence | None = None,
+        *,
+        title: str | None = None,
+    ) -> Figure:
+        """Show scores (n, m), weights (n, m) and values (m, d_v) for query row `query`."""
+        scores = _matrix("scores", scores)
+        weights = _matrix("weights", weights)
+        values = _matrix("values", values)
+        if weights.shape != scores.shape:
+            raise ValueError(
+                f"weights must have the shape of scores {scores.shape}, got {weights.shape}"
+            )
+        n, m = weights.shape
+        if values.shape[0] != m:
+            raise ValueError(
+                f"values must have one row per key: {m} rows for weights {weights.shape}, "
+                f"got {values.shape}"
+            )
+        if not 1 <= m <= MAX_KEYS or not 1 <= values.shape[1] <= MAX_FEATURES:
+            raise ValueError(
+                f"this figure shows 1 to {MAX_KEYS} keys and 1 to {MAX_FEATURES} value features, "
+                f"got {m} keys and {values.shape[1]} features"
+            )
+        if isinstance(query, bool) or not isinstance(query, (int, np.integer)):
+            raise TypeError(f"query must be an int row index, got {type(query).__name__}")
+        if not 0 <= query < n:
+            raise ValueError(f"query must be a row index in [0, {n}), got {query}")
+        rows = check_labels("row_labels", row_labels, n)
+        cols = check_labels("col_labels", col_labels, m)
+        if self._structure != (tuple(rows), tuple(cols), values.shape[1]):
+            self._build(rows, cols, values.shape[1])
+
+        score_row, weight_row = scores[query], weights[query]
+        output = weight_row @ values
+        # From whole matrices, so that the axes stay put when another query is picked.
+        score_limit = nice_limit(np.abs(scores).max())
+        value_limit = nice_limit(np.abs(values).max())
+        for ticks, limit in ((self._score_ticks, score_limit), (self._output_ticks, value_limit)):
+            for text, fraction in zip(ticks, LABELLED_FRACTIONS, strict=True):
+                text.set_text(f"{fraction * limit:g}")
+
+        self._image.set_data(weights)
+        for i, row in enumerate(self._cells):
+            for j, text in enumerate(row):
+                text.set_text(f"{weights[i, j]:.2f}")
+                text.set_color("black" if weights[i, j] > 0.5 else "white")
+        self._row_box.set_y(query - 0.5)
+        self._set_bars(self._score_bars, self._score_texts, score_row, score_limit)
+        self._set_bars(self._weight_bars, self._weight_texts, weight_row, 1.0)
+        self._set_bars(self._output_bars, self._output_texts, output, value_limit)
+        self._dots.set_offsets(np.column_stack([self._dot_x, values.reshape(-1) / value_limit]))
+        self._dots.set_sizes(np.repeat(4 + 300 * weight_row, values.shape[1]))
+        title = title if title is not None else f"query i = {rows[query]}"
+        self._title.set_text(title)
+        self._keys = {
+            "heat": weights.tobytes(),
+            "box": query,
+            "score": (score_row.tobytes(), score_limit),
+            "weight": weight_row.tobytes(),
+            "output": (values.tobytes(), weight_row.tobytes(), value_limit),
+            "title": title,
+        }
+        return self.figure
+
+    @staticmethod
+    def _set_bars(bars, texts, values: np.ndarray, limit: float) -> None:
+        """Bars of height value / limit (on an axis from -limit to limit), labelled by value."""
+        for bar, text, value in zip(bars, texts, values, strict=True):
+            height = value / limit
+            bar.set_height(height)
+            text.set_text(f"{value:.2f}")
+            text.set_y(height + 0.02 if height >= 0 else height - 0.02)
+            text.set_va("bottom" if height >= 0 else "top")
+
+    def png(self) -> bytes:
+        """The current figure as PNG bytes, repainting only the changing artists when it can."""
+        if self._structure is None:
+            raise RuntimeError("nothing drawn yet: call draw(...) first")
+        if not self.blit:
+            return figure_to_png(self.figure)
+        if self._backgrounds is None:
+            self.canvas.draw()  # everything but the animated artists
+            self._boxes = self._regions() or {"everything": self.figure.bbox}
+            self._backgrounds = {
+                name: self.canvas.copy_from_bbox(box) for name, box in self._boxes.items()
+            }
+            self._painted = {}
+        renderer = self.canvas.get_renderer()
+        if "everything" in self._boxes:
+            self.canvas.restore_region(self._backgrounds["everything"])
+            for artist in (a for artists in self._panels.values() for a in artists):
+                artist.draw(renderer)
+            return self._encode()
+        for name, artists in self._panels.items():
+            if name == "box":
+                continue
+            if self._painted.get(name) == self._keys[name]:
+                continue
+            self.canvas.restore_region(self._backgrounds[name])
+            for artist in artists:
+                artist.draw(renderer)
+            self._painted[name] = self._keys[name]
+            if name == "heat":  # the row box is painted over a copy of the bare heatmap
+                self._bare_heatmap = self.canvas.copy_from_bbox(self._boxes["heat"])
+                self._painted.pop("box", None)
+        if self._painted.get("box") != self._keys["box"]:
+            self.canvas.restore_region(self._bare_heatmap)
+            self._row_box.draw(renderer)
+            self._painted["box"] = self._keys["box"]
+        return self._encode()
+
+    def _encode(self) -> bytes:
+        pixels = np.asarray(self.canvas.buffer_rgba())[..., :3]
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).save(buffer, format="png", compress_level=PNG_COMPRESS_LEVEL)
+        return buffer.getvalue()
+
+
+def attention_step_figure(
+    scores,
+    weights,
+    values,
+    query: int,
+    row_labels: Sequence | None = None,
+    col_labels: Sequence | None = None,
+    *,
+    title: str | None = None,
+) -> Figure:
+    """A new Figure of one query's attention step; see AttentionStepCanvas for the panels.
+
+    `o_i` is computed here as weights[query] @ values. Show the figure with `show_figure(fig)`.
+    """
+    return AttentionStepCanvas(blit=False).draw(
+        scores, weights, values, query, row_labels, col_labels, title=title
+    )

@@ -1,0 +1,256 @@
+"""Timing and peak-memory measurements for notebook 09 and the scripts in benchmarks/.
+
+Time: the median of several wall-clock runs (`time.perf_counter`), after warm-up runs, with
+the device synchronised around each run so that a GPU's queued work is counted. A median
+shrugs off the odd run slowed down by another process on a shared machine.
+
+Peak memory: how much *more* memory a call needed at its worst moment than before it ran.
+  * CUDA: `torch.cuda.max_memory_allocated` after `reset_peak_memory_stats`, minus what was
+    allocated before the call: exactly the tensors torch's allocator handed out.
+  * CPU on Linux: the peak resident set size (VmHWM in /proc/self/status, reset by writing 5 to
+    /proc/self/clear_refs) minus the resident size before the call. This counts every page
+    the call touched, tensors and kernel scratch space alike, in 4 KiB pages. glibc is asked
+    to give large freed blocks back to the system at once, so memory freed by an earlier call
+    does not sit resident and hide the next call's needs.
+  * anywhere else: not measured (None).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+_PROC_STATUS = Path("/proc/self/status")
+_PROC_CLEAR_REFS = Path("/proc/self/clear_refs")
+_malloc_tuned = False
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall-clock seconds of each measured run; `median` is the figure to report."""
+
+    runs: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.runs)
+
+    def __str__(self) -> str:
+        return f"{format_seconds(self.median)} (median of {len(self.runs)})"
+
+
+def _check_positive_int(name: str, value, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+def synchronize(device: torch.device | str | None) -> None:
+    """Wait for the device's queued work (a no-op on the CPU)."""
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def time_call(
+    fn: Callable[[], object],
+    *,
+    repeats: int = 5,
+    warmup: int = 1,
+    device: torch.device | str | None = None,
+) -> Timing:
+    """Run fn() `warmup` times unmeasured, then `repeats` times measured."""
+    return time_interleaved({"fn": fn}, repeats=repeats, warmup=warmup, device=device)["fn"]
+
+
+def time_interleaved(
+    fns: Mapping[str, Callable[[], object]],
+    *,
+    repeats: int = 5,
+    warmup: int = 1,
+    device: torch.device | str | None = None,
+) -> dict[str, Timing]:
+    """Time several functions in alternating rounds (a, b, c, a, b, c, ...).
+
+    On a shared machine the load drifts; interleaving exposes every contender to the same
+    drift, which matters when the question is a ratio ("within 10% of ...").
+    """
+    if not fns:
+        raise ValueError("fns must name at least one function to time")
+    _check_positive_int("repeats", repeats)
+    _check_positive_int("warmup", warmup, minimum=0)
+    for name, fn in fns.items():
+        if not callable(fn):
+            raise TypeError(f"fns[{name!r}] must be callable, got {type(fn).__name__}")
+    runs: dict[str, list[float]] = {name: [] for name in fns}
+    for round_index in range(warmup + repeats):
+        for name, fn in fns.items():
+            synchronize(device)
+            start = time.perf_counter()
+            fn()
+            synchronize(device)
+            if round_index >= warmup:
+                runs[name].append(time.perf_counter() - start)
+    return {name: Timing(tuple(values)) for name, values in runs.items()}
+
+
+@contextlib.contextmanager
+def cpu_threads(count: int | None):
+    """Run the block with torch using `count` CPU threads (None: leave them), then restore.
+
+    Small matrices gain nothing from a second thread, and on a shared CPU threads that wait
+    for each other can slow every step down many times over.
+    """
+    if count is not None:
+        _check_positive_int("count", count)
+    previous = torch.get_num_threads()
+    if count is not None:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _glibc():
+    with contextlib.suppress(OSError, TypeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim"):
+            return libc
+    return None
+
+
+_LIBC = _glibc()
+
+
+def _tune_glibc_malloc() -> None:
+    # Fixed thresholds stop glibc from raising them after each big free (its default), so a
+    # freed tensor leaves the resident set at once instead of padding the next baseline.
+    global _malloc_tuned
+    if _malloc_tuned or _LIBC is None:
+        return
+    _malloc_tuned = True
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    _LIBC.mallopt(m_mmap_threshold, 128 * 1024)
+    _LIBC.mallopt(m_trim_threshold, 128 * 1024)
+
+
+def _release_free_memory() -> None:
+    # Free blocks still resident in the heap would be reused by the call without raising the
+    # resident size: hand them back to the system first so that reuse is counted too.
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _resident_bytes(field: str) -> int:
+    for line in _PROC_STATUS.read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+    raise OSError(f"{field} not found in {_PROC_STATUS}")
+
+
+def _can_reset_peak_rss() -> bool:
+    try:
+        _PROC_CLEAR_REFS.write_text("5")
+        _resident_bytes("VmHWM:")
+    except OSError:
+        return False
+    return True
+
+
+def memory_method(device: torch.device | str | None = None) -> str:
+    """How `peak_memory` measures on this device: a phrase to print next to the figures."""
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    if device.type == "cuda":
+        return "CUDA allocator peak (torch.cuda.max_memory_allocated)"
+    if device.type == "cpu" and _can_reset_peak_rss():
+        return "peak resident set size of the process (Linux VmHWM), 4 KiB pages"
+    return "not measured on this device"
+
+
+def peak_memory(fn: Callable[[], object], device: torch.device | str | None = None) -> int | None:
+    """Bytes a call to fn() needed at its peak beyond what was in use before; None where
+    this device offers no way to measure it (see the module docstring for the methods)."""
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    if device.type == "cuda":
+        synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        before = torch.cuda.memory_allocated(device)
+        result = fn()
+        synchronize(device)
+        peak = torch.cuda.max_memory_allocated(device) - before
+        del result
+        return peak
+    if device.type != "cpu" or not _can_reset_peak_rss():
+        return None
+    _tune_glibc_malloc()
+    _release_free_memory()
+    _PROC_CLEAR_REFS.write_text("5")  # VmHWM := current resident size
+    before = _resident_bytes("VmRSS:")
+    result = fn()
+    peak = _resident_bytes("VmHWM:") - before
+    del result
+    return max(peak, 0)
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration with a unit that keeps 3 significant digits: 12.3 ms, 4.56 s."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def format_bytes(count: int | None) -> str:
+    """1536 -> '1.5 KiB'; None -> 'n/a'."""
+    if count is None:
+        return "n/a"
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{value:.3g} {unit}" if unit != "B" else f"{int(value)} B"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def run_notebook(
+    path: str | os.PathLike,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: int = 600,
+    kernel_name: str = "python3",
+):
+    """Execute a notebook in a fresh kernel, in memory (the file is not touched).
+
+    Returns (executed notebook, wall-clock seconds including the kernel's start-up).
+    `env` adds to or overrides the kernel's environment. A cell that raises stops the run
+    with nbclient's CellExecutionError, which names the cell.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path must be an existing notebook file, got {str(path)!r}")
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name=kernel_name,
+        resources={"metadata": {"path": str(path.parent.resolve())}},
+    )
+    start = time.perf_counter()
+    client.execute(env={**os.environ, **(env or {})})
+    return notebook, time.perf_counter() - start

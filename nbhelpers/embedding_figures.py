@@ -1,0 +1,223 @@
+"""The embedding step drawn as one equation of matrices: U · W_e + W_p = h_0.
+
+Each matrix is a heatmap with its cells drawn square at one common size, so the shapes line
+up the way the product does: U is (n, V), W_e is (V, d), W_p and h_0 are (n, d). Every
+position of the sentence gets a colour; its one in U, the row of W_e that this one selects
+and the resulting row of h_0 are outlined in that colour, and the rows of W_e that no token
+selects are faded. Like HeatmapCanvas, an EmbeddingCanvas keeps its artists between draws and
+rebuilds only when n, V or d change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .plotting import ANNOTATE_MAX_CELLS, MASKED_COLOUR, figure_to_png, to_numpy
+
+POSITION_COLOURS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2")
+FADE_ALPHA = 0.7  # how much the rows of W_e that no token selects are washed out
+
+
+def _check_inputs(ids, W_e, W_p, vocab) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    ids_array = to_numpy(ids)
+    if ids_array.ndim != 1 or ids_array.size < 1:
+        raise ValueError(f"ids must be a 1-D sequence of n >= 1 token ids, got {ids_array.shape}")
+    if not np.array_equal(ids_array, np.round(ids_array)):
+        raise ValueError(f"ids must hold integer token ids, got {ids_array.tolist()}")
+    ids_array = ids_array.astype(int)
+    W_e, W_p = to_numpy(W_e), to_numpy(W_p)
+    if W_e.ndim != 2:
+        raise ValueError(f"W_e must be a 2-D (V, d) matrix, got shape {W_e.shape}")
+    V, d = W_e.shape
+    if ids_array.min() < 0 or ids_array.max() >= V:
+        raise ValueError(f"ids must lie in [0, V={V}) (rows of W_e), got {ids_array.tolist()}")
+    if W_p.ndim != 2 or W_p.shape[1] != d or W_p.shape[0] < ids_array.size:
+        raise ValueError(
+            f"W_p must be a 2-D (n_ctx, d={d}) matrix with n_ctx >= n={ids_array.size} "
+            f"positions, got shape {W_p.shape}"
+        )
+    labels = [str(token) for token in vocab]
+    if len(labels) != V:
+        raise ValueError(f"vocab has {len(labels)} tokens but W_e has V={V} rows")
+    return ids_array, W_e, W_p[: ids_array.size], labels
+
+
+class EmbeddingCanvas:
+    """U · W_e + W_p = h_0 as four heatmaps in one figure, redrawn without rebuilding."""
+
+    def __init__(
+        self, *, figsize: tuple[float, float] = (11.0, 3.6), dpi: int = 90, cmap: str = "RdBu_r"
+    ):
+        self.figure = Figure(figsize=figsize, dpi=dpi)
+        FigureCanvasAgg(self.figure)
+        self._one_hot_cmap = matplotlib.colormaps["Blues"]
+        self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
+        self._shape: tuple[int, int, int] | None = None
+
+    def _build(self, n: int, V: int, d: int) -> None:
+        self.figure.clear()
+        operator_width = 2.4  # room for the row labels of the next matrix
+        grid = self.figure.add_gridspec(
+            1,
+            7,
+            width_ratios=[V, operator_width, d, operator_width, d, operator_width, d],
+            left=0.07,
+            right=0.99,
+            bottom=0.12,
+            top=0.8,
+            wspace=0.05,
+        )
+        axes = [self.figure.add_subplot(grid[0, k]) for k in range(0, 7, 2)]
+        self.ax_U, self.ax_W_e, self.ax_W_p, self.ax_h0 = axes
+        self._operators = []
+        for k, symbol in zip((1, 3, 5), (r"$\cdot$", "+", "="), strict=True):
+            ax = self.figure.add_subplot(grid[0, k])
+            ax.set_axis_off()
+            self._operators.append(ax.text(0.2, 0.5, symbol, ha="center", va="center", size=22))
+        shapes = {self.ax_U: (n, V), self.ax_W_e: (V, d), self.ax_W_p: (n, d), self.ax_h0: (n, d)}
+        self._images, self._texts = {}, {}
+        for ax, shape in shapes.items():
+            cmap = self._one_hot_cmap if ax is self.ax_U else self._cmap
+            self._images[ax] = ax.imshow(np.zeros(shape), cmap=cmap, aspect="equal")
+            ax.set_anchor("N")
+            ax.tick_params(length=0, labelsize=8)
+            ax.set_xticks(range(shape[1]))
+            ax.set_yticks(range(shape[0]))
+            self._texts[ax] = []
+            if shape[0] * shape[1] <= ANNOTATE_MAX_CELLS:
+                self._texts[ax] = [
+                    [
+                        ax.text(j, i, "", ha="center", va="center", fontsize=7)
+                        for j in range(shape[1])
+                    ]
+                    for i in range(shape[0])
+                ]
+        for ax in (self.ax_W_e, self.ax_W_p, self.ax_h0):
+            ax.set_xticklabels([str(j) for j in range(d)], fontsize=7)
+        self._images[self.ax_U].set_clim(0.0, 1.0)
+        # The rows of W_e that no position selects are washed out by a white overlay.
+        self._fade = self.ax_W_e.imshow(np.zeros((V, d, 4)), aspect="equal", zorder=2)
+        self._boxes = {
+            ax: [
+                ax.add_patch(Rectangle((0, 0), 1, 1, fill=False, linewidth=2.2, zorder=3))
+                for _ in range(n)
+            ]
+            for ax in (self.ax_U, self.ax_W_e, self.ax_h0)
+        }
+        self._shape = (n, V, d)
+
+    def draw(
+        self,
+        ids,
+        W_e,
+        W_p,
+        vocab: Sequence,
+        *,
+        position_labels: Sequence | None = None,
+        positions: bool = True,
+        title: str | None = None,
+        fmt: str = "{:.1f}",
+    ) -> Figure:
+        """Draw U (one-hot rows of `ids`), W_e (V, d), W_p[:n] and h_0 = U W_e (+ W_p[:n] when
+        `positions`). `vocab` names the V rows of W_e; `position_labels` the n rows of U."""
+        ids, W_e, W_p, vocab = _check_inputs(ids, W_e, W_p, vocab)
+        n, (V, d) = ids.size, W_e.shape
+        rows = [vocab[t] for t in ids] if position_labels is None else list(position_labels)
+        if len(rows) != n:
+            raise ValueError(f"position_labels has {len(rows)} labels but there are n={n} ids")
+        if self._shape != (n, V, d):
+            self._build(n, V, d)
+        U = np.zeros((n, V))
+        U[np.arange(n), ids] = 1.0
+        h0 = U @ W_e + (W_p if positions else 0.0)
+        limit = max(float(np.abs(m).max()) for m in (W_e, W_p, h0)) or 1.0
+        shown_W_p = np.ma.masked_array(W_p, mask=np.full(W_p.shape, not positions))
+        for ax, values in ((self.ax_U, U), (self.ax_W_e, W_e), (self.ax_W_p, shown_W_p)):
+            self._images[ax].set_data(values)
+        self._images[self.ax_h0].set_data(h0)
+        for ax in (self.ax_W_e, self.ax_W_p, self.ax_h0):
+            self._images[ax].set_clim(-limit, limit)
+        self._annotate(self.ax_U, U, "{:.0f}", 0.5)
+        self._annotate(self.ax_W_e, W_e, fmt, 0.6 * limit)
+        self._annotate(self.ax_W_p, W_p if positions else None, fmt, 0.6 * limit)
+        self._annotate(self.ax_h0, h0, fmt, 0.6 * limit)
+
+        fade = np.zeros((V, d, 4))
+        fade[..., :3] = 1.0
+        fade[:, :, 3] = FADE_ALPHA
+        fade[ids, :, 3] = 0.0
+        self._fade.set_data(fade)
+        for v, row in enumerate(self._texts[self.ax_W_e]):
+            for text in row:
+                if v not in ids:
+                    text.set_color("black")
+                text.set_alpha(1.0 if v in ids else 0.4)
+        for i, token in enumerate(ids):
+            colour = POSITION_COLOURS[i % len(POSITION_COLOURS)]
+            for ax, (x, y, width) in (
+                (self.ax_U, (token, i, 1)),
+                (self.ax_W_e, (0, token, d)),
+                (self.ax_h0, (0, i, d)),
+            ):
+                box = self._boxes[ax][i]
+                # A token chosen twice gets nested outlines, one per position, on its W_e row.
+                inset = (
+                    0.12 * sum(1 for k in range(i) if ids[k] == token) if ax is self.ax_W_e else 0
+                )
+                box.set_xy((x - 0.5 + inset, y - 0.5 + inset))
+                box.set_width(width - 2 * inset)
+                box.set_height(1 - 2 * inset)
+                box.set_edgecolor(colour)
+
+        self.ax_U.set_xticklabels(vocab, fontsize=8)
+        self.ax_W_e.set_yticklabels(vocab, fontsize=8)
+        for ax in (self.ax_U, self.ax_W_p, self.ax_h0):
+            ax.set_yticklabels(rows, fontsize=8)
+            for i, label in enumerate(ax.get_yticklabels()):
+                label.set_color(POSITION_COLOURS[i % len(POSITION_COLOURS)])
+        self.ax_U.set_title(f"$U$  one-hot ({n}×{V})", fontsize=10)
+        self.ax_W_e.set_title(f"$W_e$  ({V}×{d})", fontsize=10)
+        self.ax_W_p.set_title(
+            f"$W_p$  ({n}×{d})" if positions else "$W_p$  (left out)",
+            fontsize=10,
+            color="black" if positions else "#909090",
+        )
+        self._operators[1].set_color("black" if positions else "#c0c0c0")
+        self.ax_h0.set_title("$h_0 = U W_e + W_p$" if positions else "$h_0 = U W_e$", fontsize=10)
+        self.figure.suptitle(title or "", fontsize=11)
+        return self.figure
+
+    def _annotate(self, ax, values, fmt: str, dark_above: float) -> None:
+        for i, row in enumerate(self._texts[ax]):
+            for j, text in enumerate(row):
+                if values is None:
+                    text.set_text("")
+                    continue
+                text.set_text(fmt.format(values[i, j]))
+                text.set_color("white" if abs(values[i, j]) > dark_above else "black")
+
+    def png(self) -> bytes:
+        return figure_to_png(self.figure)
+
+
+def embedding_figure(
+    ids,
+    W_e,
+    W_p,
+    vocab: Sequence,
+    *,
+    position_labels: Sequence | None = None,
+    positions: bool = True,
+    title: str | None = None,
+    figsize: tuple[float, float] = (11.0, 3.6),
+) -> Figure:
+    """A new Figure of U · W_e + W_p = h_0 for the tokens `ids`; see EmbeddingCanvas.draw."""
+    return EmbeddingCanvas(figsize=figsize).draw(
+        ids, W_e, W_p, vocab, position_labels=position_labels, positions=positions, title=title
+    )

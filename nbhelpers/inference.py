@@ -1,0 +1,152 @@
+"""Using a trained GPT: next-token distributions, generation, and the log-likelihood L1.
+
+    P(u | context) = softmax(h_n W_eᵀ / T)   over the vocabulary, from the last position only
+    L1(U) = Σ_i log P(u_i | u_{i-k} .. u_{i-1})
+
+Temperature T must be > 0: as T -> 0 the softmax tends to a one-hot on the argmax, but T = 0
+itself divides by zero. Greedy decoding is `top_k=1`: only the most likely token is kept, and
+it gets probability 1 whatever the temperature.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+
+import torch
+import torch.nn.functional as F
+
+from .gpt1 import GPT1, check_token_ids
+
+
+def _check_model(model) -> None:
+    if not isinstance(model, GPT1):
+        raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
+
+
+def check_sampling(temperature: float, top_k: int | None, vocab_size: int) -> None:
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+        raise TypeError(f"temperature must be a number > 0, got {type(temperature).__name__}")
+    if not (temperature > 0 and math.isfinite(temperature)):
+        raise ValueError(
+            f"temperature must be a finite number > 0, got {temperature!r}; for greedy "
+            "decoding use top_k=1"
+        )
+    if top_k is not None:
+        if isinstance(top_k, bool) or not isinstance(top_k, int):
+            raise TypeError(f"top_k must be an int >= 1 or None, got {type(top_k).__name__}")
+        if top_k < 1:
+            raise ValueError(f"top_k must be >= 1 (or None for no cut), got {top_k}")
+        if top_k > vocab_size:
+            raise ValueError(f"top_k must be <= vocab_size={vocab_size}, got {top_k}")
+
+
+@contextmanager
+def _evaluating(model):
+    """Eval mode (no dropout) and no gradients, restoring the model's mode afterwards."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        model.train(was_training)
+
+
+def filter_logits(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None):
+    """logits / T, with every token outside the k largest set to -inf."""
+    check_sampling(temperature, top_k, logits.shape[-1])
+    logits = logits / temperature
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    return logits
+
+
+def next_token_distribution(
+    model: GPT1, ids: torch.Tensor, temperature: float = 1.0, top_k: int | None = None
+) -> torch.Tensor:
+    """P(next token | ids): softmax(logits of the last position / T), top-k filtered.
+
+    ids: (n,) or (B, n) token ids on the model's device, n <= the context n_ctx. Returns
+    (vocab,) or (B, vocab) probabilities. Ties at the k-th largest logit are all kept.
+    """
+    _check_model(model)
+    check_sampling(temperature, top_k, model.config.vocab_size)
+    with _evaluating(model):
+        logits = model(ids, last_only=True)
+    return F.softmax(filter_logits(logits, temperature, top_k), dim=-1)
+
+
+def generate(
+    model: GPT1,
+    ids: torch.Tensor,
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    eos_id: int | None = None,
+    *,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    """Extend ids (n,) or (B, n) by up to max_new_tokens sampled tokens, one at a time.
+
+    Each step samples from next_token_distribution(model, context, temperature, top_k), where
+    the context is the last n_ctx tokens (the window k of L1). Greedy decoding: top_k=1.
+    With eos_id, a sentence that has produced it gets eos_id from then on, and generation
+    stops once every sentence has. `generator` (a torch.Generator, on any device) makes the
+    samples reproducible.
+    """
+    _check_model(model)
+    check_token_ids(ids, model.config.vocab_size, model.config.n_ctx)
+    if ids.dim() > 2:
+        raise ValueError(f"ids must have shape (n,) or (B, n), got {tuple(ids.shape)}")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+        raise TypeError(f"max_new_tokens must be an int, got {type(max_new_tokens).__name__}")
+    if max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+    check_sampling(temperature, top_k, model.config.vocab_size)
+    if eos_id is not None and (
+        isinstance(eos_id, bool)
+        or not isinstance(eos_id, int)
+        or not 0 <= eos_id < model.config.vocab_size
+    ):
+        raise ValueError(f"eos_id must be an id in [0, {model.config.vocab_size}), got {eos_id!r}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+
+    single = ids.dim() == 1
+    out = ids.unsqueeze(0) if single else ids
+    finished = torch.zeros(out.shape[0], dtype=torch.bool, device=out.device)
+    for _ in range(max_new_tokens):
+        context = out[:, -model.config.n_ctx :]
+        probs = next_token_distribution(model, context, temperature, top_k)
+        where = generator.device if generator is not None else probs.device
+        new = torch.multinomial(probs.to(where), 1, generator=generator).to(out.device)
+        if eos_id is not None:
+            new = new.masked_fill(finished.unsqueeze(1), eos_id)
+            finished |= new.squeeze(1) == eos_id
+        out = torch.cat([out, new], dim=1)
+        if eos_id is not None and finished.all():
+            break
+    return out.squeeze(0) if single else out
+
+
+def log_likelihood(model: GPT1, ids: torch.Tensor, pad_id: int | None = None) -> torch.Tensor:
+    """L1(U) = Σ_i log P(u_i | u_<i) for i = 1 .. n-1: the first token (<SOS>) is given.
+
+    ids: (n,) or (B, n); returns a scalar or (B,). Targets equal to pad_id count for nothing.
+    Differentiable: -L1 / N is the mean cross-entropy a training step minimises.
+    """
+    _check_model(model)
+    check_token_ids(ids, model.config.vocab_size, model.config.n_ctx)
+    if ids.shape[-1] < 2:
+        raise ValueError(
+            f"ids must hold at least 2 tokens (a context and a target), got "
+            f"shape {tuple(ids.shape)}"
+        )
+    logits = model(ids[..., :-1])
+    targets = ids[..., 1:]
+    log_probs = F.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    if pad_id is not None:
+        log_probs = log_probs.masked_fill(targets == pad_id, 0.0)
+    return log_probs.sum(dim=-1)

@@ -1,0 +1,195 @@
+"""Greedy generation for GPT1, without and with a key/value cache.
+
+Generating token t+1 needs the last row of h_n only, and with a causal mask the keys and
+values of positions 0..t never change once computed: a later token cannot alter them. So
+
+  * without a cache, every step runs the whole model on all tokens so far: step t costs
+    O(t) projections and feed-forwards (and O(t²) attention), O(N²) for N tokens in all;
+  * with a cache, every step runs the model on the one new token; its query attends to the
+    keys and values kept from earlier steps: O(1) projections per step, O(t) attention.
+
+The cache holds, per layer, K and V of shape (batch, heads, positions, d_head): it costs
+2 · n_layers · batch · positions · d_model numbers of memory and saves recomputing them.
+The cached forward below reuses the model's own modules (W_e, W_p, and each block's W_Q, W_K,
+W_V, W_O, ln_1, ffn, ln_2), so it computes the same function with the same weights.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from .attention import scaled_dot_product_attention
+from .gpt1 import GPT1
+from .masks import causal_mask
+from .multihead import merge_heads, split_heads
+
+
+class KVCache:
+    """Keys and values of every layer for positions 0 .. length-1, preallocated to capacity."""
+
+    def __init__(self, model: GPT1, batch: int, capacity: int):
+        config = model.config
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise ValueError(f"capacity must be a positive int, got {capacity!r}")
+        if capacity > config.n_ctx:
+            raise ValueError(f"capacity must be <= n_ctx={config.n_ctx}, got {capacity}")
+        d_head = config.d_model // config.n_heads
+        shape = (batch, config.n_heads, capacity, d_head)
+        dtype = model.W_e.weight.dtype
+        self.keys = [torch.empty(shape, device=model.device, dtype=dtype) for _ in model.blocks]
+        self.values = [torch.empty(shape, device=model.device, dtype=dtype) for _ in model.blocks]
+        self.capacity = capacity
+        self.length = 0
+
+    def store(self, layer: int, start: int, k: torch.Tensor, v: torch.Tensor):
+        """Write the new positions' k, v (B, h, t, d_head) at `start`; return all K, V so far."""
+        end = start + k.shape[-2]
+        if end > self.capacity:
+            raise ValueError(f"the cache holds {self.capacity} positions, asked for {end}")
+        self.keys[layer][:, :, start:end] = k
+        self.values[layer][:, :, start:end] = v
+        return self.keys[layer][:, :, :end], self.values[layer][:, :, :end]
+
+    @property
+    def nbytes(self) -> int:
+        """Memory the cache holds (all of its capacity, filled or not)."""
+        return sum(t.numel() * t.element_size() for t in self.keys + self.values)
+
+    def __repr__(self) -> str:
+        return f"KVCache(layers={len(self.keys)}, capacity={self.capacity})"
+
+
+def forward_with_cache(model: GPT1, ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+    """Run the new tokens ids (B, t) at positions cache.length .. cache.length+t-1, reading
+    earlier positions' keys and values from the cache and adding theirs; returns the logits
+    of the last new position (B, vocab)."""
+    start, t = cache.length, ids.shape[-1]
+    config = model.config
+    h = model.dropout(model.W_e(ids) + model.W_p[start : start + t])
+    # The t new queries are the last t of start+t positions: lower-right causal alignment.
+    # A single query may see every key, so it needs no mask at all.
+    mask = causal_mask(t, start + t, device=h.device) if t > 1 else None
+    for layer, block in enumerate(model.blocks):
+        attn = block.attn
+        q = split_heads(attn.W_Q(h), config.n_heads)
+        k = split_heads(attn.W_K(h), config.n_heads)
+        v = split_heads(attn.W_V(h), config.n_heads)
+        K, V = cache.store(layer, start, k, v)
+        heads = scaled_dot_product_attention(q, K, V, mask)
+        h = block.ln_1(h + block.dropout(attn.W_O(merge_heads(heads))))
+        h = block.ln_2(h + block.dropout(block.ffn(h)))
+    cache.length = start + t
+    return h[:, -1, :] @ model.W_e.weight.T
+
+
+@contextlib.contextmanager
+def _evaluating(model: GPT1):
+    # Dropout would make the two generators differ; restore the caller's mode afterwards.
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            yield
+    finally:
+        model.train(was_training)
+
+
+def _check_generation_args(model, ids, max_new_tokens) -> torch.Tensor:
+    """Validate the arguments; return ids as a (B, n) batch."""
+    if not isinstance(model, GPT1):
+        raise TypeError(f"model must be an nbhelpers GPT1, got {type(model).__name__}")
+    model.check_ids(ids)
+    if ids.dim() > 2:
+        raise ValueError(f"ids must have shape (n,) or (batch, n), got {tuple(ids.shape)}")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+        raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens}")
+    n, n_ctx = ids.shape[-1], model.config.n_ctx
+    if n + max_new_tokens > n_ctx:
+        raise ValueError(
+            f"max_new_tokens={max_new_tokens} after a prompt of {n} tokens needs "
+            f"{n + max_new_tokens} positions, but the context holds n_ctx={n_ctx}; "
+            f"use max_new_tokens <= {n_ctx - n}"
+        )
+    return ids if ids.dim() == 2 else ids.unsqueeze(0)
+
+
+def _finish(ids: torch.Tensor, tokens: torch.Tensor, logits: list, return_logits: bool):
+    out = tokens if ids.dim() == 2 else tokens.squeeze(0)
+    if not return_logits:
+        return out
+    stacked = torch.stack(logits, dim=-2)  # (B, steps, vocab)
+    return out, (stacked if ids.dim() == 2 else stacked.squeeze(0))
+
+
+def generate_without_cache(
+    model: GPT1, ids: torch.Tensor, max_new_tokens: int, *, return_logits: bool = False
+):
+    """Greedy generation that reruns the whole model on all tokens so far at every step.
+
+    ids (n,) or (B, n); returns (..., n + max_new_tokens), and with return_logits also the
+    logits that chose each new token, (..., max_new_tokens, vocab).
+    """
+    batch = _check_generation_args(model, ids, max_new_tokens)
+    logits = []
+    with _evaluating(model):
+        tokens = batch
+        for _ in range(max_new_tokens):
+            last = model(tokens, last_only=True)  # (B, vocab): only the last row is needed
+            logits.append(last)
+            tokens = torch.cat([tokens, last.argmax(dim=-1, keepdim=True)], dim=-1)
+    return _finish(ids, tokens, logits, return_logits)
+
+
+def generate_with_cache(
+    model: GPT1, ids: torch.Tensor, max_new_tokens: int, *, return_logits: bool = False
+):
+    """Greedy generation with a KVCache: the prompt runs once, then one token per step.
+
+    Same arguments and results as `generate_without_cache`.
+    """
+    batch = _check_generation_args(model, ids, max_new_tokens)
+    total = batch.shape[-1] + max_new_tokens
+    logits = []
+    with _evaluating(model):
+        cache = KVCache(model, batch.shape[0], total)
+        tokens = torch.empty(batch.shape[0], total, dtype=batch.dtype, device=batch.device)
+        tokens[:, : batch.shape[-1]] = batch
+        new = batch
+        for step in range(max_new_tokens):
+            last = forward_with_cache(model, new, cache)
+            logits.append(last)
+            new = last.argmax(dim=-1, keepdim=True)
+            tokens[:, batch.shape[-1] + step] = new[:, 0]
+    return _finish(ids, tokens, logits, return_logits)
+
+
+def check_cache_agrees(
+    model: GPT1, ids: torch.Tensor, max_new_tokens: int, *, atol: float = 1e-4
+) -> torch.Tensor:
+    """Generate both ways; print and assert that the tokens are identical and the logits
+    agree within atol (different matrix shapes round differently, so not bit for bit).
+
+    Returns the generated tokens.
+    """
+    slow, slow_logits = generate_without_cache(model, ids, max_new_tokens, return_logits=True)
+    fast, fast_logits = generate_with_cache(model, ids, max_new_tokens, return_logits=True)
+    error = float((slow_logits - fast_logits).abs().max())
+    same = torch.equal(slow, fast)
+    ok = same and error <= atol
+    print(
+        f"{'OK ' if ok else 'FAIL'} cached vs recomputed generation: "
+        f"{'the same' if same else 'DIFFERENT'} {max_new_tokens} new tokens; "
+        f"logits max |error| = {error:.1e} (tolerance {atol:.0e})"
+    )
+    if not same:
+        differs = (slow != fast).reshape(-1, slow.shape[-1]).any(dim=0).nonzero()
+        raise AssertionError(
+            f"cached and recomputed generation differ, first at position {int(differs[0])}"
+        )
+    if not error <= atol:
+        raise AssertionError(f"cached vs recomputed logits: max |error| {error:.3e} > {atol:.0e}")
+    return fast

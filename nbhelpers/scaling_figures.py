@@ -1,0 +1,78 @@
+"""Log-log figures of how a cost grows with the sequence length n (notebook 09).
+
+On log-log axes a cost c·n^p is a straight line of slope p, so dashed guide lines of slope 1
+(O(n)) and 2 (O(n²)) let the eye read off how each measured curve grows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .charts import SERIES_COLOURS
+
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
+    """The exponent p of the least-squares fit values ≈ c · n^p (a line on log-log axes)."""
+    ns, values = np.asarray(ns, dtype=float), np.asarray(values, dtype=float)
+    keep = (ns > 0) & (values > 0) & np.isfinite(values)
+    if keep.sum() < 2:
+        raise ValueError(f"need at least 2 positive points to fit a slope, got {int(keep.sum())}")
+    slope, _ = np.polyfit(np.log(ns[keep]), np.log(values[keep]), 1)
+    return float(slope)
+
+
+def loglog_figure(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    ylabel: str,
+    title: str = "",
+    guides: Mapping[int, str] | Sequence[int] = (1, 2),
+    figsize: tuple[float, float] = (6.0, 4.0),
+) -> Figure:
+    """One line per series name -> (n values, measured values); zero or missing values (a
+    cost too small to measure) are left out.
+
+    `guides` maps a slope to the series whose first point its dashed guide starts from
+    (a plain sequence of slopes starts them all from the first series)."""
+    if not series:
+        raise ValueError("series must hold at least one name -> (ns, values)")
+    figure = Figure(figsize=figsize, dpi=90)
+    FigureCanvasAgg(figure)
+    ax = figure.add_subplot()
+    anchors = {}
+    for k, (name, (ns, values)) in enumerate(series.items()):
+        ns = np.asarray(ns, dtype=float)
+        values = np.asarray([np.nan if v is None else v for v in values], dtype=float)
+        if ns.shape != values.shape:
+            raise ValueError(f"series {name!r}: {ns.size} n values but {values.size} measurements")
+        keep = values > 0
+        if not keep.any():
+            continue
+        colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
+        ax.plot(ns[keep], values[keep], marker="o", color=colour, label=name)
+        anchors[name] = (ns[keep][0], values[keep][0], max(ns[keep][-1], 2 * ns[keep][0]))
+    if not isinstance(guides, Mapping):
+        guides = {slope: next(iter(series)) for slope in guides}
+    for slope, name in guides.items():
+        if name not in anchors:
+            continue
+        n0, v0, n1 = anchors[name]
+        grid = np.array([n0, n1])
+        label = "O(n)" if slope == 1 else f"O(n{str(slope).translate(_SUPERSCRIPTS)})"
+        style = "--" if slope == 1 else ":"
+        ax.plot(grid, v0 * (grid / n0) ** slope, style, color="grey", linewidth=1.2, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length n")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    figure.tight_layout()
+    return figure

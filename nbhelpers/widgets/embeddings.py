@@ -1,0 +1,145 @@
+"""Notebook 06's explorer: choose the tokens of a sentence, see U, W_e and h_0 = U W_e + W_p."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+import torch
+
+from ..embedding_figures import EmbeddingCanvas
+from ..gpt1 import one_hot
+from .base import FigureExplorer
+
+DEFAULT_VOCAB = ("犬", "猫", "鳥", "が", "河岸", "公園", "を", "歩く", "走る")
+DEFAULT_SENTENCE = ("犬", "が", "河岸", "を", "歩く")
+
+
+def _matrix(name: str, values, shape_text: str) -> torch.Tensor:
+    if not isinstance(values, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor {shape_text}, got {type(values).__name__}")
+    if not values.is_floating_point() or values.dim() != 2:
+        raise ValueError(
+            f"{name} must be a 2-D floating-point tensor {shape_text}, got dtype {values.dtype} "
+            f"and shape {tuple(values.shape)}"
+        )
+    return values.detach().to("cpu", torch.float32)
+
+
+class EmbeddingExplorer(FigureExplorer):
+    """One dropdown per position of a sentence picks its token from a small vocabulary.
+
+    The figure shows the one-hot rows U, the rows of W_e that they select (outlined in the
+    position's colour, the others faded) and h_0 = U W_e + W_p. Untick "add W_p" to see why
+    the position embedding is needed: a token used twice then gives two identical rows of h_0.
+    W_e and W_p are random unless given (they are learned in a real model).
+    """
+
+    def __init__(
+        self,
+        vocab: Sequence[str] = DEFAULT_VOCAB,
+        sentence: Sequence[str] = DEFAULT_SENTENCE,
+        *,
+        W_e: torch.Tensor | None = None,
+        W_p: torch.Tensor | None = None,
+        d_model: int = 6,
+        seed: int = 0,
+    ):
+        self.vocab = [str(token) for token in vocab]
+        if len(self.vocab) < 2 or len(set(self.vocab)) != len(self.vocab):
+            raise ValueError(f"vocab must hold at least 2 distinct tokens, got {self.vocab}")
+        sentence = [str(token) for token in sentence]
+        unknown = [token for token in sentence if token not in self.vocab]
+        if not sentence or unknown:
+            raise ValueError(
+                f"sentence must be 1 or more tokens of the vocabulary {self.vocab}, "
+                f"got {sentence}" + (f" (unknown: {unknown})" if unknown else "")
+            )
+        if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
+            raise ValueError(f"d_model must be a positive int, got {d_model!r}")
+        V, n = len(self.vocab), len(sentence)
+        generator = torch.Generator().manual_seed(seed)
+        if W_e is None:
+            W_e = torch.randn(V, d_model, generator=generator)
+        self.W_e = _matrix("W_e", W_e, f"(V={V}, d)")
+        if self.W_e.shape[0] != V:
+            raise ValueError(
+                f"W_e must have one row per vocabulary token, (V={V}, d), got "
+                f"{tuple(self.W_e.shape)}"
+            )
+        d = self.W_e.shape[1]
+        if W_p is None:
+            W_p = 0.5 * torch.randn(n, d, generator=generator)
+        self.W_p = _matrix("W_p", W_p, f"(n_ctx >= {n}, d={d})")
+        if self.W_p.shape[0] < n or self.W_p.shape[1] != d:
+            raise ValueError(
+                f"W_p must have a row for each of the {n} positions and d={d} columns, got "
+                f"{tuple(self.W_p.shape)}"
+            )
+        options = [(token, v) for v, token in enumerate(self.vocab)]
+        self.token_pickers = [
+            widgets.Dropdown(
+                options=options,
+                value=self.vocab.index(token),
+                description=str(i + 1),
+                layout=widgets.Layout(width="105px"),
+                style={"description_width": "14px"},
+            )
+            for i, token in enumerate(sentence)
+        ]
+        self.positions = widgets.Checkbox(value=True, description="add W_p", indent=False)
+        self.canvas = EmbeddingCanvas()
+        super().__init__([*self.token_pickers, self.positions])
+        self.redraw()
+
+    def ids(self) -> torch.Tensor:
+        """The chosen tokens as 0-based ids (row i of W_e is token id i)."""
+        return torch.tensor([picker.value for picker in self.token_pickers])
+
+    def tokens(self) -> list[str]:
+        return [self.vocab[v] for v in self.ids().tolist()]
+
+    def U(self) -> torch.Tensor:
+        return one_hot(self.ids(), len(self.vocab))
+
+    def h0(self) -> torch.Tensor:
+        """U W_e, plus W_p[:n] when "add W_p" is ticked."""
+        h = self.U() @ self.W_e
+        return h + self.W_p[: h.shape[0]] if self.positions.value else h
+
+    def redraw(self) -> None:
+        ids = self.ids()
+        self.canvas.draw(
+            ids,
+            self.W_e,
+            self.W_p,
+            self.vocab,
+            position_labels=[f"{i + 1} {t}" for i, t in enumerate(self.tokens())],
+            positions=self.positions.value,
+        )
+        self.image.value = self.canvas.png()
+        self.readout.value = self._describe(ids.tolist())
+
+    def _describe(self, ids: list[int]) -> str:
+        rows = ", ".join(str(v + 1) for v in ids)
+        text = (
+            f"U·W_e picks rows {rows} of W_e (1-based; Python indices {', '.join(map(str, ids))})."
+        )
+        for v in sorted(set(ids)):
+            where = [i + 1 for i, w in enumerate(ids) if w == v]
+            if len(where) > 1:
+                places = " and ".join(map(str, where))
+                text += f" <b>{self.vocab[v]}</b> sits at positions {places}: " + (
+                    "the same row of W_e, but different rows of h_0, since W_p adds a "
+                    "different vector at each position."
+                    if self.positions.value
+                    else "identical rows of h_0 — without W_p the model cannot tell "
+                    "these positions apart."
+                )
+        return text
+
+    def __repr__(self) -> str:
+        return (
+            f"EmbeddingExplorer({len(self.token_pickers)} positions, "
+            f"vocabulary of {len(self.vocab)})"
+        )

@@ -1,0 +1,107 @@
+"""Notebook 04's explorer: which keys each query may see under causal and padding masks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+import torch
+
+from ..attention import softmax
+from ..masks import causal_mask, padding_mask
+from ..plotting import HeatmapCanvas
+from .base import FigureExplorer
+
+PAD = "[PAD]"
+
+
+class MaskExplorer(FigureExplorer):
+    """softmax(S + M) over a fixed score matrix S, with M built from the controls.
+
+    `causal` adds the causal mask (no key after the query); `padding` turns the last p tokens
+    into padding, which no query may attend to. Masked cells are drawn grey with a ×. With
+    every key of a row masked, the row's weights are all 0 (nbhelpers' softmax), never NaN.
+    """
+
+    def __init__(self, tokens: Sequence[str], scores, *, causal: bool = True, padding: int = 0):
+        self.tokens = [str(t) for t in tokens]
+        n = len(self.tokens)
+        if n < 1:
+            raise ValueError("tokens must hold at least one token")
+        self.scores = torch.as_tensor(scores, dtype=torch.float32).detach().cpu()
+        if self.scores.shape != (n, n):
+            raise ValueError(
+                f"scores must be ({n}, {n}) for {n} tokens, got {tuple(self.scores.shape)}"
+            )
+        if isinstance(padding, bool) or not isinstance(padding, int) or not 0 <= padding <= n:
+            raise ValueError(
+                f"padding must be an int in [0, {n}] (the number of tokens), got {padding!r}"
+            )
+        self.causal = widgets.Checkbox(value=causal, description="causal mask")
+        self.padding = widgets.IntSlider(
+            value=padding, min=0, max=n, step=1, description="padding", continuous_update=True
+        )
+        self.query = widgets.Dropdown(
+            options=[(f"{i}: {t}", i) for i, t in enumerate(self.tokens)],
+            value=n - 1,
+            description="query",
+        )
+        self.canvas = HeatmapCanvas()
+        super().__init__([self.causal, self.padding, self.query])
+        self.redraw()
+
+    def labels(self) -> list[str]:
+        """The tokens, with the last `padding` of them shown as padding."""
+        real = len(self.tokens) - self.padding.value
+        return self.tokens[:real] + [PAD] * self.padding.value
+
+    def mask(self) -> torch.Tensor:
+        """The additive mask M (n, n): 0 where query i may see key j, -inf where not."""
+        n = len(self.tokens)
+        mask = torch.zeros(n, n)
+        if self.causal.value:
+            mask = mask + causal_mask(n)
+        if self.padding.value:
+            mask = mask + padding_mask([n - self.padding.value], n)[0]
+        return mask
+
+    def weights(self) -> torch.Tensor:
+        return softmax(self.scores + self.mask())
+
+    def redraw(self) -> None:
+        mask, labels, i = self.mask(), self.labels(), self.query.value
+        weights = softmax(self.scores + mask)
+        blocked = torch.isneginf(mask)
+        parts = ["causal" if self.causal.value else "", f"{self.padding.value} padded"]
+        parts = [p for p in parts if p and p != "0 padded"]
+        self.canvas.draw(
+            weights,
+            labels,
+            labels,
+            masked=blocked,
+            highlight_row=i,
+            title="softmax(S + M)" + (f": {', '.join(parts)}" if parts else ": no mask"),
+        )
+        self.image.value = self.canvas.png()
+        row, visible = weights[i], int((~blocked[i]).sum())
+        if visible == 0:
+            self.readout.value = (
+                f"query <b>{labels[i]}</b> may see no key: every weight is 0 and so is its "
+                f"output (with plain −∞ and softmax it would be NaN)"
+            )
+            return
+        top = int(row.argmax())
+        hidden = len(labels) - visible
+        self.readout.value = (
+            f"query <b>{labels[i]}</b> sees {visible} of {len(labels)} keys and puts "
+            f"{row[top]:.2f} on <b>{labels[top]}</b>; "
+            + (
+                f"its {hidden} masked weights are exactly {float(row[blocked[i]].sum()):g}; "
+                if hidden
+                else ""
+            )
+            + f"row sum = {float(row.sum()):.3f}"
+        )
+
+    def __repr__(self) -> str:
+        return f"MaskExplorer({len(self.tokens)} tokens)"

@@ -1,0 +1,134 @@
+"""Notebook 05's explorer: the same weights split into 1, 2, 4, ... heads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+import numpy as np
+import torch
+
+from ..attention import attention
+from ..head_figures import HeadGridCanvas
+from ..multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
+from .base import FigureExplorer
+
+
+class MultiHeadExplorer(FigureExplorer):
+    """One set of projections W_Q, W_K, W_V, W_O (d_model x d_model each) viewed as h heads.
+
+    The heads slider offers the divisors of d_model only. Changing h changes how the features
+    are split, not the parameters: every head count uses the same four matrices. The grid
+    shows each head's weights, then Concat(head_1 ... head_h) and the output after W_O; the
+    selected head is framed in both.
+    """
+
+    def __init__(
+        self,
+        tokens: Sequence[str],
+        x,
+        *,
+        num_heads: int | None = None,
+        causal: bool = False,
+        module: MultiHeadAttention | None = None,
+        seed: int = 0,
+    ):
+        self.tokens = [str(t) for t in tokens]
+        self.x = torch.as_tensor(x, dtype=torch.float32).detach().cpu()
+        n = len(self.tokens)
+        if self.x.dim() != 2 or self.x.shape[0] != n:
+            raise ValueError(
+                f"x must be (n, d_model) with n={n} tokens, got shape {tuple(self.x.shape)}"
+            )
+        d_model = self.x.shape[1]
+        counts = head_counts(d_model)
+        if num_heads is None:
+            num_heads = max(h for h in counts if h <= 4)
+        if num_heads not in counts:
+            raise ValueError(
+                f"num_heads={num_heads!r} does not divide d_model={d_model}; "
+                f"head counts that work: {counts}"
+            )
+        if module is None:
+            with torch.random.fork_rng(devices=[]):  # leave the notebook's RNG stream alone
+                torch.manual_seed(seed)
+                module = MultiHeadAttention(d_model, 1)
+        if not isinstance(module, MultiHeadAttention) or module.d_model != d_model:
+            raise ValueError(f"module must be a MultiHeadAttention with d_model={d_model}")
+        self.state = {k: v.detach().cpu().float() for k, v in module.state_dict().items()}
+        self.d_model = d_model
+        self.heads = widgets.SelectionSlider(
+            options=counts, value=num_heads, description="heads h", continuous_update=True
+        )
+        self.head = widgets.Dropdown(
+            options=self._head_options(num_heads), value=0, description="head"
+        )
+        self.causal = widgets.Checkbox(value=causal, description="causal mask")
+        self._canvases: dict[int, HeadGridCanvas] = {}
+        self._syncing = False
+        super().__init__([self.heads, self.head, self.causal])
+        self.redraw()
+
+    @staticmethod
+    def _head_options(h: int) -> list[tuple[str, int]]:
+        return [(f"head {i + 1}", i) for i in range(h)]
+
+    def _on_change(self, change) -> None:
+        if self._syncing:
+            return
+        if change["owner"] is self.heads:
+            self._syncing = True  # new options would otherwise redraw once more
+            try:
+                selected = min(self.head.value, change["new"] - 1)
+                self.head.options = self._head_options(change["new"])
+                self.head.value = selected
+            finally:
+                self._syncing = False
+        self.redraw()
+
+    def module(self, num_heads: int | None = None) -> MultiHeadAttention:
+        """A MultiHeadAttention with h heads and this explorer's (shared) weights."""
+        h = self.heads.value if num_heads is None else num_heads
+        module = MultiHeadAttention(self.d_model, h, causal=self.causal.value)
+        module.load_state_dict(self.state)
+        return module
+
+    @torch.no_grad()
+    def compute(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(per-head weights (h, n, n), Concat(heads) (n, d_model), output (n, d_model)),
+        step by step, so that the concatenated matrix before W_O can be shown too."""
+        module = self.module()
+        q, k, v = (
+            split_heads(W(self.x), module.num_heads) for W in (module.W_Q, module.W_K, module.W_V)
+        )
+        heads, weights = attention(q, k, v, module.head_mask(self.x, None))
+        concat = merge_heads(heads)
+        return weights, concat, module.W_O(concat)
+
+    def redraw(self) -> None:
+        h, selected = self.heads.value, self.head.value
+        weights, concat, output = self.compute()
+        canvas = self._canvases.setdefault(h, HeadGridCanvas())
+        n = len(self.tokens)
+        masked = np.triu(np.ones((n, n), dtype=bool), 1) if self.causal.value else None
+        canvas.draw(
+            weights,
+            concat,
+            output,
+            self.tokens,
+            masked=masked,
+            selected=selected,
+            title=f"h = {h} heads of d_head = {self.d_model // h}",
+        )
+        self.image.value = canvas.png()
+        last = weights[selected, -1]
+        top = int(last.argmax())
+        parameters = sum(v.numel() for v in self.state.values())
+        self.readout.value = (
+            f"head {selected + 1} of {h} works on features {selected * self.d_model // h}–"
+            f"{(selected + 1) * self.d_model // h - 1}; its query <b>{self.tokens[-1]}</b> puts "
+            f"{last[top]:.2f} on <b>{self.tokens[top]}</b>. Parameters: {parameters} for every h."
+        )
+
+    def __repr__(self) -> str:
+        return f"MultiHeadExplorer({len(self.tokens)} tokens, d_model={self.d_model})"

@@ -1,0 +1,237 @@
+"""Notebook 08's explorer: a model's next-token distribution next to the grammar's true one."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+import torch
+from matplotlib.figure import Figure
+
+from ..charts import BarCanvas
+from ..corpus import EOS, JapaneseGrammar
+from ..gpt1 import GPT1
+from ..inference import next_token_distribution
+from .base import FigureExplorer
+
+EXAMPLE_PREFIXES = ("", "犬 が 河岸 を", "鳥 が", "魚 が 川 を", "猫 が 公園 を 歩く ので")
+ERROR_COLOUR = "#b5495b"
+
+
+def top_tokens(model_probs: torch.Tensor, true_probs: torch.Tensor | None, top: int) -> list[int]:
+    """The `top` token ids that are most likely under either distribution, most likely first."""
+    score = model_probs if true_probs is None else torch.maximum(model_probs, true_probs)
+    order = sorted(range(score.numel()), key=lambda i: (-float(score[i]), i))  # stable on ties
+    return order[: min(top, score.numel())]
+
+
+def next_token_figure(
+    model_probs,
+    true_probs,
+    tokens: Sequence[str],
+    *,
+    top: int = 8,
+    title: str | None = None,
+    canvas: BarCanvas | None = None,
+) -> Figure:
+    """Bars of the `top` most likely next tokens: the model's probabilities and the true ones
+    (None when unknown: drawn as zeros)."""
+    model_probs = torch.as_tensor(model_probs, dtype=torch.float64).detach().cpu().reshape(-1)
+    if model_probs.numel() != len(tokens):
+        raise ValueError(
+            f"model_probs has {model_probs.numel()} values but there are {len(tokens)} tokens"
+        )
+    if true_probs is not None:
+        true_probs = torch.as_tensor(true_probs, dtype=torch.float64).detach().cpu().reshape(-1)
+        if true_probs.shape != model_probs.shape:
+            raise ValueError(
+                f"true_probs has {true_probs.numel()} values but there are {len(tokens)} tokens"
+            )
+    chosen = top_tokens(model_probs, true_probs, top)
+    truth = true_probs[chosen] if true_probs is not None else torch.zeros(len(chosen))
+    canvas = canvas or BarCanvas(figsize=(7.2, 3.2))
+    return canvas.draw(
+        {"model": model_probs[chosen], "true": truth},
+        [tokens[i] for i in chosen],
+        title=title,
+        ylabel="P(next token)",
+        ylim=(0.0, 1.05),
+    )
+
+
+def kl_divergence(true_probs: torch.Tensor, model_probs: torch.Tensor) -> float:
+    """KL(true ‖ model) in nats; infinite when the model gives 0 to a possible token."""
+    p, q = true_probs.double(), model_probs.double().cpu()
+    support = p > 0
+    if (q[support] == 0).any():
+        return math.inf
+    return float((p[support] * (p[support].log() - q[support].log())).sum())
+
+
+class NextTokenExplorer(FigureExplorer):
+    """Type or pick a prefix; see P(next token | prefix) from the model and from the grammar.
+
+    The temperature and top-k sliders reshape the model's distribution (what sampling would
+    draw from); "generate" samples one token from it and appends it to the prefix, so clicking
+    repeatedly writes a sentence token by token until <EOS>.
+    """
+
+    def __init__(
+        self,
+        model: GPT1,
+        grammar: JapaneseGrammar,
+        prefix: str = "犬 が 河岸 を",
+        *,
+        examples: Sequence[str] = EXAMPLE_PREFIXES,
+        top: int = 8,
+        seed: int = 0,
+    ):
+        if not isinstance(model, GPT1):
+            raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
+        if not isinstance(grammar, JapaneseGrammar):
+            raise TypeError(f"grammar must be a JapaneseGrammar, got {type(grammar).__name__}")
+        if model.config.vocab_size != grammar.tokenizer.vocab_size:
+            raise ValueError(
+                f"model.config.vocab_size={model.config.vocab_size} does not match the "
+                f"grammar's {grammar.tokenizer.vocab_size} tokens"
+            )
+        self.model, self.grammar, self.tokenizer = model, grammar, grammar.tokenizer
+        self.top = top
+        self.generator = torch.Generator().manual_seed(seed)
+        vocab = self.tokenizer.vocab_size
+        self.prefix = widgets.Text(
+            value=prefix,
+            description="prefix",
+            continuous_update=False,
+            layout=widgets.Layout(width="340px"),
+        )
+        self.examples = widgets.Dropdown(
+            options=[(text or "(type your own)", text) for text in examples],
+            value=examples[0] if examples else None,
+            description="pick",
+            layout=widgets.Layout(width="260px"),
+        )
+        self.temperature = widgets.FloatSlider(
+            value=1.0, min=0.1, max=3.0, step=0.1, description="temperature", readout_format=".1f"
+        )
+        self.top_k = widgets.IntSlider(value=vocab, min=1, max=vocab, description="top-k")
+        self.generate_button = widgets.Button(description="generate", icon="play")
+        self.generate_button.on_click(self._generate_one)
+        self.canvas = BarCanvas(figsize=(7.2, 3.2))
+        self.status = ""
+        super().__init__([self.prefix, self.examples, self.temperature, self.top_k])
+        # Two rows of controls: the prefix on top, the sampling settings below.
+        self.children = (
+            widgets.VBox(
+                [
+                    widgets.HBox([self.prefix, self.examples, self.generate_button]),
+                    widgets.HBox([self.temperature, self.top_k]),
+                ]
+            ),
+            *self.children[1:],
+        )
+        self.redraw()
+
+    def _on_change(self, change) -> None:
+        if change["owner"] is self.examples:
+            if change["new"]:
+                self.prefix.value = change["new"]  # redraws through the prefix's observer
+            return
+        self.redraw()
+
+    @property
+    def top_k_value(self) -> int | None:
+        """The slider's k, or None when it keeps the whole vocabulary."""
+        k = self.top_k.value
+        return None if k >= self.tokenizer.vocab_size else k
+
+    def prefix_ids(self) -> torch.Tensor:
+        """<SOS> and the prefix's ids (ValueError naming an unknown token)."""
+        return self.tokenizer.encode(self.prefix.value)
+
+    def distributions(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(the model's distribution at the current temperature and top-k, the true one or None
+        when the grammar cannot produce the prefix)."""
+        ids = self.prefix_ids()
+        model_probs = next_token_distribution(
+            self.model, ids.to(self.model.device), self.temperature.value, self.top_k_value
+        ).cpu()
+        try:
+            true_probs = self.grammar.true_next_token_distribution(ids)
+        except ValueError:
+            true_probs = None
+        return model_probs, true_probs
+
+    def _ended(self) -> bool:
+        tokens = self.prefix.value.split()
+        return bool(tokens) and tokens[-1] == EOS
+
+    def redraw(self) -> None:
+        self.generate_button.disabled = self._ended()
+        if self._ended():
+            self.readout.value = f"the sentence is complete: {html.escape(self.prefix.value)}"
+            return
+        try:
+            model_probs, true_probs = self.distributions()
+        except ValueError as error:  # an unknown token, or a prefix longer than the context
+            self.readout.value = (
+                f'<span style="color:{ERROR_COLOUR}">{html.escape(str(error))}</span>'
+            )
+            return
+        T, k = self.temperature.value, self.top_k_value
+        settings = f"T = {T:.1f}" + (f", top-{k}" if k else "")
+        shown = self.prefix.value.strip() or "<SOS>"
+        next_token_figure(
+            model_probs,
+            true_probs,
+            self.tokenizer.tokens,
+            top=self.top,
+            title=f"P(next | {shown})   model at {settings}",
+            canvas=self.canvas,
+        )
+        self.image.value = self.canvas.png()
+        best = int(model_probs.argmax())
+        text = (
+            f"model: most likely <b>{html.escape(self.tokenizer.tokens[best])}</b> "
+            f"({float(model_probs[best]):.2f})"
+        )
+        if true_probs is None:
+            text += (
+                "; true: the grammar cannot produce this prefix, so there is no true distribution"
+            )
+        else:
+            kl = kl_divergence(true_probs, model_probs)
+            true_best = int(true_probs.argmax())
+            text += (
+                f"; true: <b>{html.escape(self.tokenizer.tokens[true_best])}</b> "
+                f"({float(true_probs[true_best]):.2f}); KL(true ‖ model) = "
+                + (
+                    "∞: the model rules out a possible token"
+                    if math.isinf(kl)
+                    else f"{kl:.4f} nats"
+                )
+            )
+        self.readout.value = text + (f"<br>{self.status}" if self.status else "")
+        self.status = ""  # shown once, right after "generate"
+
+    def _generate_one(self, _button=None) -> None:
+        """Sample one token from the model's current distribution and append it."""
+        if self._ended():
+            return
+        try:
+            model_probs, _ = self.distributions()
+        except ValueError:
+            return  # the readout already says what is wrong with the prefix
+        token_id = int(torch.multinomial(model_probs, 1, generator=self.generator))
+        token = self.tokenizer.tokens[token_id]
+        self.status = f"generated <b>{html.escape(token)}</b>"
+        self.prefix.value = f"{self.prefix.value.strip()} {token}".strip()
+
+    def generate(self) -> None:
+        """What the "generate" button does (for scripts and tests)."""
+        self._generate_one()
+
+    def __repr__(self) -> str:
+        return f"NextTokenExplorer({self.tokenizer.vocab_size} tokens)"

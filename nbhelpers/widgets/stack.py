@@ -1,0 +1,147 @@
+"""Notebook 07's explorer: change one token and see which vectors move, layer by layer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import ipywidgets as widgets
+import torch
+
+from ..gpt1 import GPT1
+from ..plotting import HeatmapCanvas
+from .base import FigureExplorer
+
+
+@contextmanager
+def _without_causal_mask(model: GPT1, enabled: bool) -> Iterator[None]:
+    """Switch every block's causal mask off for a moment (to show what the mask prevents)."""
+    saved = [block.attn.causal for block in model.blocks]
+    try:
+        if enabled:
+            for block in model.blocks:
+                block.attn.causal = False
+        yield
+    finally:
+        for block, causal in zip(model.blocks, saved, strict=True):
+            block.attn.causal = causal
+
+
+def layer_states(model: GPT1, ids: torch.Tensor) -> torch.Tensor:
+    """[h_0, h_1, ..., h_n] for one sentence `ids` (n,), stacked: (n_layers + 1, n, d)."""
+    h = model.embed(ids[None])  # as a batch of one, the way the model is usually run
+    states = [h]
+    for block in model.blocks:
+        h = block(h)
+        states.append(h)
+    return torch.stack(states)[:, 0]
+
+
+class CausalityExplorer(FigureExplorer):
+    """Pick a position and a replacement token: the heatmap shows, for every layer h_l and
+    every position, how far the vector moved (× where it did not move at all).
+
+    With the causal mask on, nothing before the changed position moves, in any layer.
+    Untick "causal mask" to see the change leak backwards, as it would without the mask.
+    """
+
+    def __init__(
+        self,
+        model: GPT1,
+        vocab: Sequence[str],
+        sentence: Sequence[str],
+        *,
+        position: int = 3,
+        replacement: str | None = None,
+    ):
+        if not isinstance(model, GPT1):
+            raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
+        self.model = model.eval()
+        self.vocab = [str(token) for token in vocab]
+        if len(self.vocab) != model.config.vocab_size:
+            raise ValueError(
+                f"vocab has {len(self.vocab)} tokens but the model's vocab_size is "
+                f"{model.config.vocab_size}"
+            )
+        self.sentence = [str(token) for token in sentence]
+        unknown = [token for token in self.sentence if token not in self.vocab]
+        if not self.sentence or unknown or len(self.sentence) > model.config.n_ctx:
+            raise ValueError(
+                f"sentence must be 1 to n_ctx={model.config.n_ctx} tokens of vocab, got "
+                f"{self.sentence}" + (f" (unknown: {unknown})" if unknown else "")
+            )
+        n = len(self.sentence)
+        if isinstance(position, bool) or not isinstance(position, int) or not 1 <= position <= n:
+            raise ValueError(f"position must be an int from 1 to {n}, got {position!r}")
+        self.ids = torch.tensor([self.vocab.index(t) for t in self.sentence], device=model.device)
+        self.position = widgets.Dropdown(
+            options=[(f"{i + 1} {t}", i) for i, t in enumerate(self.sentence)],
+            value=position - 1,
+            description="change position",
+        )
+        if replacement is not None and replacement not in self.vocab:
+            raise ValueError(f"replacement must be a token of vocab, got {replacement!r}")
+        self.replacement = widgets.Dropdown(
+            options=[(t, v) for v, t in enumerate(self.vocab)],
+            value=self.vocab.index(replacement) if replacement is not None else 0,
+            description="to",
+        )
+        self._pick_a_different_token()
+        self.causal = widgets.Checkbox(value=True, description="causal mask", indent=False)
+        self.canvas = HeatmapCanvas(
+            figsize=(5.8, 3.8), vmin=0.0, vmax=None, cmap="magma", colorbar_label="max |change|"
+        )
+        # Registered before the base class's redraw, so a new position never draws a "change"
+        # to the token that is already there.
+        self.position.observe(lambda _: self._pick_a_different_token(), names="value")
+        super().__init__([self.position, self.replacement, self.causal])
+        self.redraw()
+
+    def _pick_a_different_token(self) -> None:
+        current = int(self.ids[self.position.value])
+        if self.replacement.value == current:
+            self.replacement.value = (current + 1) % len(self.vocab)
+
+    def perturbed_ids(self) -> torch.Tensor:
+        ids = self.ids.clone()
+        ids[self.position.value] = self.replacement.value
+        return ids
+
+    def movement(self) -> torch.Tensor:
+        """(n_layers + 1, n): the largest |change| of each position's vector in each h_l."""
+        with torch.no_grad(), _without_causal_mask(self.model, not self.causal.value):
+            before = layer_states(self.model, self.ids)
+            after = layer_states(self.model, self.perturbed_ids())
+        return (after - before).abs().amax(dim=-1).cpu()
+
+    def redraw(self) -> None:
+        movement = self.movement()
+        i = self.position.value
+        labels = list(self.sentence)
+        labels[i] = f"{self.sentence[i]}→{self.vocab[self.replacement.value]}"
+        self.canvas.draw(
+            movement,
+            [f"$h_{layer}$" for layer in range(movement.shape[0])],
+            labels,
+            masked=movement == 0,
+            title="how far each vector moved" + ("" if self.causal.value else " (no mask)"),
+            fmt="{:.3f}",
+        )
+        self.canvas.ax.set_xlabel("position")
+        self.canvas.ax.set_ylabel("layer")
+        self.image.value = self.canvas.png()
+        earlier = movement[:, :i]
+        if i == 0:
+            verdict = "there is no earlier position to protect."
+        elif bool((earlier == 0).all()):
+            verdict = f"positions 1–{i} did not move at all, in any layer."
+        else:
+            moved = sorted({j + 1 for j in torch.nonzero(earlier)[:, 1].tolist()})
+            verdict = (
+                f"positions {', '.join(map(str, moved))} moved too: without the mask, an "
+                "earlier position sees the future."
+            )
+        self.readout.value = f"Changing position {i + 1} ({labels[i]}): {verdict}"
+
+    def __repr__(self) -> str:
+        return f"CausalityExplorer({len(self.sentence)} positions, {len(self.model.blocks)} blocks)"

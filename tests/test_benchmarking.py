@@ -1,0 +1,91 @@
+import sys
+
+import pytest
+import torch
+
+from nbhelpers.benchmarking import (
+    Timing,
+    format_bytes,
+    format_seconds,
+    memory_method,
+    peak_memory,
+    time_call,
+    time_interleaved,
+)
+
+
+def test_timing_median_and_str():
+    timing = Timing((0.3, 0.1, 0.2))
+    assert timing.median == 0.2
+    assert str(timing) == "200 ms (median of 3)"
+
+
+def test_time_call_runs_warmup_plus_repeats():
+    calls = []
+    timing = time_call(lambda: calls.append(1), repeats=4, warmup=2)
+    assert len(calls) == 6
+    assert len(timing.runs) == 4
+    assert all(run >= 0 for run in timing.runs)
+
+
+def test_time_interleaved_alternates_the_contenders():
+    order = []
+    timings = time_interleaved(
+        {"a": lambda: order.append("a"), "b": lambda: order.append("b")}, repeats=2, warmup=0
+    )
+    assert order == ["a", "b", "a", "b"]
+    assert set(timings) == {"a", "b"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"repeats": 0}, "repeats must be an int >= 1"),
+        ({"warmup": -1}, "warmup must be an int >= 0"),
+    ],
+)
+def test_bad_counts_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        time_call(lambda: None, **kwargs)
+
+
+def test_non_callable_is_named():
+    with pytest.raises(TypeError, match=r"fns\['x'\] must be callable"):
+        time_interleaved({"x": 3})
+    with pytest.raises(TypeError, match="fn must be callable"):
+        peak_memory(3)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="resident-set method is Linux")
+def test_peak_memory_sees_a_large_temporary_tensor():
+    if memory_method("cpu").startswith("not measured"):
+        pytest.skip("this kernel does not let a process reset its peak resident size")
+    size = 64 * 2**20
+
+    def allocate_and_drop():
+        torch.ones(size // 4).sum()  # 64 MiB touched, then freed
+
+    peak = peak_memory(allocate_and_drop)
+    assert size * 0.9 <= peak <= size * 1.5
+
+
+def test_formatting():
+    assert format_seconds(0.01234) == "12.3 ms"
+    assert format_seconds(2.5) == "2.5 s"
+    assert format_seconds(3e-6) == "3 µs"
+    assert format_bytes(None) == "n/a"
+    assert format_bytes(512) == "512 B"
+    assert format_bytes(1536) == "1.5 KiB"
+    assert format_bytes(3 * 2**30) == "3 GiB"
+
+
+def test_cpu_threads_restores_the_thread_count():
+    from nbhelpers.benchmarking import cpu_threads
+
+    before = torch.get_num_threads()
+    with cpu_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="count must be an int >= 1"):
+        with cpu_threads(0):
+            pass

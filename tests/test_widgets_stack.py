@@ -1,0 +1,69 @@
+import pytest
+import torch
+
+from nbhelpers import GPT1, CausalityExplorer, GPT1Config
+
+VOCAB = ["犬", "猫", "が", "河岸", "公園", "を", "歩く"]
+SENTENCE = ["犬", "が", "河岸", "を", "歩く"]
+
+
+def make_model() -> GPT1:
+    torch.manual_seed(0)
+    config = GPT1Config(vocab_size=len(VOCAB), n_ctx=8, d_model=16, n_layers=3, n_heads=2)
+    return GPT1(config)
+
+
+def make_explorer(**kwargs) -> CausalityExplorer:
+    return CausalityExplorer(make_model(), VOCAB, SENTENCE, **kwargs)
+
+
+def test_earlier_positions_do_not_move_in_any_layer():
+    explorer = make_explorer(replacement="公園")
+    assert explorer.png().startswith(b"\x89PNG")
+    movement = explorer.movement()
+    assert movement.shape == (4, 5)  # h_0 .. h_3, five positions
+    assert torch.all(movement[:, :2] == 0)
+    assert torch.all(movement[1:, 2:] > 0)
+    assert "positions 1–2 did not move at all" in explorer.readout.value
+    assert "河岸→公園" in explorer.readout.value
+
+
+def test_without_the_mask_the_change_leaks_backwards_and_the_model_is_restored():
+    explorer = make_explorer()
+    before_png = explorer.png()
+    explorer.causal.value = False
+    assert explorer.png() != before_png
+    assert torch.all(explorer.movement()[1:, :2] > 0)
+    assert "moved too" in explorer.readout.value
+    assert all(block.attn.causal for block in explorer.model.blocks)
+
+
+def test_choosing_a_position_never_replaces_a_token_by_itself():
+    explorer = make_explorer(replacement="犬")
+    explorer.position.value = 0  # 犬 at position 1: the replacement must change
+    assert explorer.replacement.value != VOCAB.index("犬")
+    assert explorer.movement()[0, 0] > 0
+    assert "no earlier position" in explorer.readout.value
+
+
+def test_repr_is_short_and_stable():
+    explorer = make_explorer()
+    explorer.position.value = 1
+    assert repr(explorer) == "CausalityExplorer(5 positions, 3 blocks)"
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "message"),
+    [
+        ((None, VOCAB, SENTENCE), {}, TypeError, "model must be a GPT1"),
+        (("model", VOCAB[:3], SENTENCE), {}, ValueError, "vocab has 3 tokens"),
+        (("model", VOCAB, ["犬", "狐"]), {}, ValueError, r"unknown: \['狐'\]"),
+        (("model", VOCAB, ["犬"] * 9), {}, ValueError, "sentence must be 1 to n_ctx=8"),
+        (("model", VOCAB, SENTENCE), {"position": 6}, ValueError, "position must be an int"),
+        (("model", VOCAB, SENTENCE), {"replacement": "狐"}, ValueError, "replacement must be"),
+    ],
+)
+def test_bad_input_is_named(args, kwargs, error, message):
+    args = tuple(make_model() if a == "model" else a for a in args)
+    with pytest.raises(error, match=message):
+        CausalityExplorer(*args, **kwargs)
