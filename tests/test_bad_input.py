@@ -22,6 +22,14 @@ mha = nb.MultiHeadAttention(8, 2)
 self_attention = nb.SelfAttention(8, d_k=4)
 
 
+grammar = nb.JapaneseGrammar()
+tokenizer = grammar.tokenizer
+lm = nb.GPT1(
+    nb.GPT1Config(vocab_size=tokenizer.vocab_size, n_ctx=8, d_model=8, n_layers=1, n_heads=2)
+)
+prompt = tokenizer.encode("犬 が")
+
+
 def env_device(value):
     def call(monkeypatch):
         monkeypatch.setenv("NBHELPERS_DEVICE", value)
@@ -96,6 +104,39 @@ CASES = [
         "n_ctx",
     ),
     ("GPT1 ids not a tensor", lambda: model([[1, 2]]), "ids"),
+    # corpus, inference, KV cache, training
+    ("tokenizer unknown token", lambda: tokenizer.encode("犬 が 宇宙船"), "宇宙船"),
+    (
+        "grammar impossible prefix",
+        lambda: grammar.true_next_token_distribution(["が", "犬"]),
+        "prefix",
+    ),
+    (
+        "next_token temperature 0",
+        lambda: nb.next_token_distribution(lm, prompt, temperature=0),
+        "temperature",
+    ),
+    (
+        "next_token temperature negative",
+        lambda: nb.next_token_distribution(lm, prompt, temperature=-1.0),
+        "temperature",
+    ),
+    ("next_token top_k 0", lambda: nb.next_token_distribution(lm, prompt, top_k=0), "top_k"),
+    (
+        "next_token id out of range",
+        lambda: nb.next_token_distribution(lm, torch.tensor([1, 999])),
+        "ids",
+    ),
+    (
+        "next_token prefix longer than context",
+        lambda: nb.next_token_distribution(lm, torch.ones(9, dtype=torch.long)),
+        "n_ctx",
+    ),
+    ("generate negative max_new_tokens", lambda: nb.generate(lm, prompt, -1), "max_new_tokens"),
+    ("generate top_k 0", lambda: nb.generate(lm, prompt, 3, top_k=0), "top_k"),
+    ("log_likelihood float ids", lambda: nb.log_likelihood(lm, prompt.float()), "ids"),
+    ("kv cache too long", lambda: nb.generate_with_cache(lm, prompt, 10), "max_new_tokens"),
+    ("kv cache model type", lambda: nb.generate_with_cache(mha, prompt, 2), "model"),
     # device, seeding, plotting, checks, widgets
     ("device unknown", env_device("tpu"), "NBHELPERS_DEVICE"),
     ("seed negative", lambda: nb.seed_everything(-1), "seed"),
