@@ -107,6 +107,7 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", root / "notebooks")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "latency.jsonl").unlink(missing_ok=True)  # this run's figures only
     port, token = free_port(), secrets.token_hex(16)
     command = [
         str(Path(sys.executable).with_name("jupyter")),
