@@ -22,8 +22,9 @@ from .kv_cache import KVCache, check_cache_agrees, generate_with_cache, generate
 from .masks import causal_mask, padding_mask
 from .multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
 from .plotting import HeatmapCanvas, attention_heatmap, figure_to_png, show_figure
+from .scaling_figures import against_dk_figure
 from .seeding import seed_everything
-from .statistics import against_dk_figure, dot_product_variance, random_dot_products, row_entropy
+from .statistics import dot_product_variance, random_dot_products, row_entropy
 from .widgets import (
     AttentionExplorer,
     AttentionMatrixExplorer,

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .validation import check_additive_mask, check_float_tensor, check_qkv
+from .validation import check_additive_mask, check_float_tensor, check_positive_int, check_qkv
 
 
 def similarity_scores(Q: torch.Tensor, K: torch.Tensor, scale: bool = True) -> torch.Tensor:
@@ -93,10 +93,8 @@ class SelfAttention(nn.Module):
     ):
         super().__init__()
         for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
-            ):
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            if value is not None:
+                check_positive_int(name, value)
         self.d_model = d_model
         self.d_k = d_k or d_model
         self.d_v = d_v or self.d_k

@@ -15,16 +15,14 @@ costs most in matplotlib, and most of the text never changes.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 
 import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from PIL import Image
 
-from .plotting import check_labels, figure_to_png, to_numpy
+from .plotting import check_labels, check_row_index, figure_to_png, pixels_to_png, to_numpy
 
 # Axis limits move along a ladder (times powers of ten): round numbers on the axes, and bars
 # that still fill a good part of their panel.
@@ -35,8 +33,6 @@ MAX_FEATURES = 16
 # Tick marks of the scaled panels; only the two ends (-L and L) get a label that changes.
 TICK_FRACTIONS = (-1.0, -0.5, 0.0, 0.5, 1.0)
 LABELLED_FRACTIONS = (-1.0, 1.0)
-# Fast, lossless and deterministic; zlib's default level 6 costs several times more here.
-PNG_COMPRESS_LEVEL = 1
 
 
 def nice_limit(largest: float) -> float:
@@ -272,10 +268,7 @@ class AttentionStepCanvas:
                 f"this figure shows 1 to {MAX_KEYS} keys and 1 to {MAX_FEATURES} value features, "
                 f"got {m} keys and {values.shape[1]} features"
             )
-        if isinstance(query, bool) or not isinstance(query, (int, np.integer)):
-            raise TypeError(f"query must be an int row index, got {type(query).__name__}")
-        if not 0 <= query < n:
-            raise ValueError(f"query must be a row index in [0, {n}), got {query}")
+        check_row_index("query", query, n)
         rows = check_labels("row_labels", row_labels, n)
         cols = check_labels("col_labels", col_labels, m)
         if self._structure != (tuple(rows), tuple(cols), values.shape[1]):
@@ -362,9 +355,7 @@ class AttentionStepCanvas:
 
     def _encode(self) -> bytes:
         pixels = np.asarray(self.canvas.buffer_rgba())[..., :3]
-        buffer = io.BytesIO()
-        Image.fromarray(pixels).save(buffer, format="png", compress_level=PNG_COMPRESS_LEVEL)
-        return buffer.getvalue()
+        return pixels_to_png(pixels)
 
 
 def attention_step_figure(

@@ -48,7 +48,8 @@ class Timing:
         return f"{format_seconds(self.median)} (median of {len(self.runs)})"
 
 
-def _check_positive_int(name: str, value, minimum: int = 1) -> None:
+def _check_int_at_least(name: str, value, minimum: int = 1) -> None:
+    # Not validation.check_positive_int: warmup may be 0.
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
 
@@ -87,8 +88,8 @@ def time_interleaved(
     """
     if not fns:
         raise ValueError("fns must name at least one function to time")
-    _check_positive_int("repeats", repeats)
-    _check_positive_int("warmup", warmup, minimum=0)
+    _check_int_at_least("repeats", repeats)
+    _check_int_at_least("warmup", warmup, minimum=0)
     for name, fn in fns.items():
         if not callable(fn):
             raise TypeError(f"fns[{name!r}] must be callable, got {type(fn).__name__}")
@@ -112,7 +113,7 @@ def cpu_threads(count: int | None):
     for each other can slow every step down many times over.
     """
     if count is not None:
-        _check_positive_int("count", count)
+        _check_int_at_least("count", count)
     previous = torch.get_num_threads()
     if count is not None:
         torch.set_num_threads(count)

@@ -74,6 +74,11 @@ class BarCanvas:
             series = {"": series}
         values = {name: to_numpy(v).reshape(-1) for name, v in series.items()}
         labels = [str(label) for label in labels]
+        # Checked here, or an empty chart fails deep inside numpy with a zero-size reduction.
+        if not values:
+            raise ValueError("series must hold at least one sequence of values, got none")
+        if not labels:
+            raise ValueError("labels must name at least one bar, got none")
         for name, v in values.items():
             if v.shape != (len(labels),):
                 raise ValueError(

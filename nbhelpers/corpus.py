@@ -33,6 +33,8 @@ from functools import cached_property
 import numpy as np
 import torch
 
+from .validation import check_positive_int, check_token_ids
+
 PAD, SOS, EOS = "<PAD>", "<SOS>", "<EOS>"
 SPECIALS = (PAD, SOS, EOS)
 
@@ -384,6 +386,7 @@ class JapaneseGrammar:
         ids = torch.as_tensor(ids)
         if ids.dim() != 2 or ids.shape[1] < 2:
             raise ValueError(f"ids must be a (B, L) batch with L >= 2, got {tuple(ids.shape)}")
+        check_token_ids(ids, self.tokenizer.vocab_size)  # a negative id would index silently
         rows = ids.tolist()
         B, L = ids.shape
         states = np.full((B, L - 1), self._done, dtype=np.int64)
@@ -471,8 +474,7 @@ class JapaneseGrammar:
 
     def sample_ids(self, n: int, seed: int | np.random.Generator = 0) -> torch.Tensor:
         """n sentences as a (n, max_length) batch of ids: <SOS> words <EOS> <PAD>..."""
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"n must be a positive int, got {n!r}")
+        check_positive_int("n", n)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         out = np.full((n, self.max_length), self.tokenizer.pad_id, dtype=np.int64)
         out[:, 0] = self.tokenizer.sos_id

@@ -10,12 +10,15 @@ followed by a residual connection and then LayerNorm (post-LN, as in GPT-1).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from .multihead import MultiHeadAttention, head_counts
+from .validation import check_positive_int, check_token_ids
 
 
 @dataclass(frozen=True)
@@ -30,9 +33,7 @@ class GPT1Config:
 
     def __post_init__(self):
         for name in ("vocab_size", "n_ctx", "d_model", "n_layers", "n_heads"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_positive_int(name, getattr(self, name))
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
@@ -77,33 +78,12 @@ class GPT1Config:
         return self.vocab_size * d + self.n_ctx * d + self.n_layers * block
 
 
-def check_token_ids(ids, vocab_size: int, n_ctx: int | None = None, name: str = "ids"):
-    """Token ids: an integer tensor (..., n) with 0 <= id < vocab_size and n <= n_ctx."""
-    if not isinstance(ids, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
-    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-        raise ValueError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
-    if ids.dim() < 1 or ids.shape[-1] < 1:
-        raise ValueError(f"{name} must have shape (..., n) with n >= 1, got {tuple(ids.shape)}")
-    if n_ctx is not None and ids.shape[-1] > n_ctx:
-        raise ValueError(
-            f"{name} has {ids.shape[-1]} positions but the context holds at most n_ctx={n_ctx}"
-        )
-    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
-        raise ValueError(
-            f"{name} must lie in [0, vocab_size={vocab_size}), got values from "
-            f"{int(ids.min())} to {int(ids.max())}"
-        )
-    return ids
-
-
 def one_hot(ids: torch.Tensor, vocab_size: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """U: one row per token, 1.0 in the token's column and 0.0 elsewhere: (..., n, vocab).
 
     Floating point (float32 unless `dtype` says otherwise), so that U @ W_e is an ordinary
     matrix product."""
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
-        raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
+    check_positive_int("vocab_size", vocab_size)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
     check_token_ids(ids, vocab_size)
@@ -186,11 +166,28 @@ class GPT1(nn.Module):
         return h @ self.W_e.weight.T  # tied: the same storage as the input embedding
 
 
+@contextmanager
+def evaluating(model: nn.Module, grad_mode=torch.no_grad) -> Iterator[None]:
+    """Eval mode (no dropout) under `grad_mode` (no gradients), restoring the model's mode
+    afterwards."""
+    was_training = model.training
+    model.eval()
+    try:
+        with grad_mode():
+            yield
+    finally:
+        model.train(was_training)
+
+
+def check_gpt1(model) -> None:
+    if not isinstance(model, GPT1):
+        raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
+
+
 def parameter_breakdown(model: GPT1) -> dict[str, int]:
     """How many parameters each part of the model holds, every block included; the values
     add up to the model's total, with the tied W_e counted once."""
-    if not isinstance(model, GPT1):
-        raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
+    check_gpt1(model)
 
     def size(modules) -> int:
         return sum(p.numel() for m in modules for p in m.parameters())

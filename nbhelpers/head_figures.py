@@ -13,7 +13,6 @@ rendered static parts (axes, ticks, token labels) and repaints only what a redra
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 
@@ -21,21 +20,11 @@ import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from PIL import Image
 
-from .plotting import MASKED_COLOUR, to_numpy
+from .plotting import MASKED_COLOUR, check_labels, pixels_to_png, to_numpy
 
 GRID_COLUMNS = 4
 HIGHLIGHT = "#d62728"
-
-
-def _labels(name: str, labels, expected: int) -> list[str]:
-    if labels is None:
-        return [str(i) for i in range(expected)]
-    labels = [str(label) for label in labels]
-    if len(labels) != expected:
-        raise ValueError(f"{name} has {len(labels)} labels but there are {expected} tokens")
-    return labels
 
 
 def _symmetric_limit(*arrays: np.ndarray) -> float:
@@ -209,7 +198,7 @@ class HeadGridCanvas:
             raise ValueError(f"masked must be ({n}, {n}), got {blocked.shape}")
         if selected is not None and not 0 <= selected < h:
             raise ValueError(f"selected must be a head index in [0, {h - 1}], got {selected}")
-        labels = _labels("tokens", tokens, n)
+        labels = check_labels("tokens", tokens, n, unit="tokens")
         if self._layout != (h, n, d_model):
             self._build(h, n, d_model)
         for i, (ax, image) in enumerate(zip(self.head_axes, self._head_images, strict=True)):
@@ -255,9 +244,7 @@ class HeadGridCanvas:
         finally:
             for artist in self._dynamic:
                 artist.set_animated(False)
-        buffer = io.BytesIO()
-        Image.fromarray(pixels).save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
+        return pixels_to_png(pixels)
 
 
 def head_grid_figure(head_weights, concat, output, tokens=None, **kwargs) -> Figure:

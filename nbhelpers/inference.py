@@ -11,17 +11,12 @@ it gets probability 1 whatever the temperature.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
 
-from .gpt1 import GPT1, check_token_ids
-
-
-def _check_model(model) -> None:
-    if not isinstance(model, GPT1):
-        raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
+from .gpt1 import GPT1, check_gpt1, evaluating
+from .validation import check_token_ids
 
 
 def check_sampling(temperature: float, top_k: int | None, vocab_size: int) -> None:
@@ -39,18 +34,6 @@ def check_sampling(temperature: float, top_k: int | None, vocab_size: int) -> No
             raise ValueError(f"top_k must be >= 1 (or None for no cut), got {top_k}")
         if top_k > vocab_size:
             raise ValueError(f"top_k must be <= vocab_size={vocab_size}, got {top_k}")
-
-
-@contextmanager
-def _evaluating(model):
-    """Eval mode (no dropout) and no gradients, restoring the model's mode afterwards."""
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            yield
-    finally:
-        model.train(was_training)
 
 
 def filter_logits(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None):
@@ -71,9 +54,9 @@ def next_token_distribution(
     ids: (n,) or (B, n) token ids on the model's device, n <= the context n_ctx. Returns
     (vocab,) or (B, vocab) probabilities. Ties at the k-th largest logit are all kept.
     """
-    _check_model(model)
+    check_gpt1(model)
     check_sampling(temperature, top_k, model.config.vocab_size)
-    with _evaluating(model):
+    with evaluating(model):
         logits = model(ids, last_only=True)
     return F.softmax(filter_logits(logits, temperature, top_k), dim=-1)
 
@@ -96,7 +79,7 @@ def generate(
     stops once every sentence has. `generator` (a torch.Generator, on any device) makes the
     samples reproducible.
     """
-    _check_model(model)
+    check_gpt1(model)
     check_token_ids(ids, model.config.vocab_size, model.config.n_ctx)
     if ids.dim() > 2:
         raise ValueError(f"ids must have shape (n,) or (B, n), got {tuple(ids.shape)}")
@@ -137,7 +120,7 @@ def log_likelihood(model: GPT1, ids: torch.Tensor, pad_id: int | None = None) ->
     ids: (n,) or (B, n); returns a scalar or (B,). Targets equal to pad_id count for nothing.
     Differentiable: -L1 / N is the mean cross-entropy a training step minimises.
     """
-    _check_model(model)
+    check_gpt1(model)
     check_token_ids(ids, model.config.vocab_size, model.config.n_ctx)
     if ids.shape[-1] < 2:
         raise ValueError(

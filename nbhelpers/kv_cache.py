@@ -16,23 +16,27 @@ W_V, W_O, ln_1, ffn, ln_2), so it computes the same function with the same weigh
 
 from __future__ import annotations
 
-import contextlib
-
 import torch
 
 from .attention import scaled_dot_product_attention
-from .gpt1 import GPT1
+from .gpt1 import GPT1, evaluating
 from .masks import causal_mask
 from .multihead import merge_heads, split_heads
+from .validation import check_positive_int
+
+
+def _check_model(model) -> None:
+    if not isinstance(model, GPT1):
+        raise TypeError(f"model must be an nbhelpers GPT1, got {type(model).__name__}")
 
 
 class KVCache:
     """Keys and values of every layer for positions 0 .. length-1, preallocated to capacity."""
 
     def __init__(self, model: GPT1, batch: int, capacity: int):
+        _check_model(model)
         config = model.config
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-            raise ValueError(f"capacity must be a positive int, got {capacity!r}")
+        check_positive_int("capacity", capacity)
         if capacity > config.n_ctx:
             raise ValueError(f"capacity must be <= n_ctx={config.n_ctx}, got {capacity}")
         d_head = config.d_model // config.n_heads
@@ -66,6 +70,10 @@ def forward_with_cache(model: GPT1, ids: torch.Tensor, cache: KVCache) -> torch.
     earlier positions' keys and values from the cache and adding theirs; returns the logits
     of the last new position (B, vocab)."""
     start, t = cache.length, ids.shape[-1]
+    # Checked before W_p[start : start + t] is sliced, where overflowing fails as a bare
+    # shape mismatch; plain ints, so no device sync in the per-token loop.
+    if start + t > cache.capacity:
+        raise ValueError(f"the cache holds {cache.capacity} positions, asked for {start + t}")
     config = model.config
     h = model.dropout(model.W_e(ids) + model.W_p[start : start + t])
     # The t new queries are the last t of start+t positions: lower-right causal alignment.
@@ -84,29 +92,13 @@ def forward_with_cache(model: GPT1, ids: torch.Tensor, cache: KVCache) -> torch.
     return h[:, -1, :] @ model.W_e.weight.T
 
 
-@contextlib.contextmanager
-def _evaluating(model: GPT1):
-    # Dropout would make the two generators differ; restore the caller's mode afterwards.
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.inference_mode():
-            yield
-    finally:
-        model.train(was_training)
-
-
 def _check_generation_args(model, ids, max_new_tokens) -> torch.Tensor:
     """Validate the arguments; return ids as a (B, n) batch."""
-    if not isinstance(model, GPT1):
-        raise TypeError(f"model must be an nbhelpers GPT1, got {type(model).__name__}")
+    _check_model(model)
     model.check_ids(ids)
     if ids.dim() > 2:
         raise ValueError(f"ids must have shape (n,) or (batch, n), got {tuple(ids.shape)}")
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-        raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens}")
+    check_positive_int("max_new_tokens", max_new_tokens)
     n, n_ctx = ids.shape[-1], model.config.n_ctx
     if n + max_new_tokens > n_ctx:
         raise ValueError(
@@ -135,7 +127,7 @@ def generate_without_cache(
     """
     batch = _check_generation_args(model, ids, max_new_tokens)
     logits = []
-    with _evaluating(model):
+    with evaluating(model, torch.inference_mode):  # dropout would make the two differ
         tokens = batch
         for _ in range(max_new_tokens):
             last = model(tokens, last_only=True)  # (B, vocab): only the last row is needed
@@ -154,7 +146,7 @@ def generate_with_cache(
     batch = _check_generation_args(model, ids, max_new_tokens)
     total = batch.shape[-1] + max_new_tokens
     logits = []
-    with _evaluating(model):
+    with evaluating(model, torch.inference_mode):  # dropout would make the two differ
         cache = KVCache(model, batch.shape[0], total)
         tokens = torch.empty(batch.shape[0], total, dtype=batch.dtype, device=batch.device)
         tokens[:, : batch.shape[-1]] = batch

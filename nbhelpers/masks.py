@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import torch
 
-
-def _check_positive_int(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
+from .validation import check_positive_int
 
 
 def causal_mask(
@@ -25,8 +22,8 @@ def causal_mask(
     query i may see keys j <= i + (m - n) (torch calls this "lower-right" alignment).
     """
     m = n if m is None else m
-    _check_positive_int("n", n)
-    _check_positive_int("m", m)
+    check_positive_int("n", n)
+    check_positive_int("m", m)
     if m < n:
         raise ValueError(f"m (keys) must be >= n (queries) for a causal mask, got n={n}, m={m}")
     if not dtype.is_floating_point:
@@ -45,7 +42,7 @@ def padding_mask(
     padding_mask(lengths, n)` gives each sentence its own (n, n) mask. A sentence of length 0
     leaves its queries nothing to see; nbhelpers' attention gives such rows zero weights.
     """
-    _check_positive_int("n", n)
+    check_positive_int("n", n)
     if not dtype.is_floating_point:
         raise ValueError(f"dtype must be a floating-point dtype (to hold -inf), got {dtype}")
     lengths = torch.as_tensor(lengths, device=device)

@@ -15,24 +15,19 @@ from torch import nn
 
 from .attention import attention, scaled_dot_product_attention
 from .masks import causal_mask
-from .validation import check_additive_mask, check_float_tensor
-
-
-def _check_positive_int(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
+from .validation import check_additive_mask, check_float_tensor, check_positive_int
 
 
 def head_counts(d_model: int) -> list[int]:
     """The numbers of heads that split d_model evenly (its divisors)."""
-    _check_positive_int("d_model", d_model)
+    check_positive_int("d_model", d_model)
     return [h for h in range(1, d_model + 1) if d_model % h == 0]
 
 
 def check_divisible(d_model: int, num_heads: int) -> None:
     """d_model must split into num_heads equal slices; say which head counts would work."""
-    _check_positive_int("d_model", d_model)
-    _check_positive_int("num_heads", num_heads)
+    check_positive_int("d_model", d_model)
+    check_positive_int("num_heads", num_heads)
     if d_model % num_heads:
         raise ValueError(
             f"d_model={d_model} is not divisible by num_heads={num_heads} "

@@ -13,16 +13,19 @@ from collections.abc import Sequence
 import matplotlib
 import matplotlib_fontja  # noqa: F401  (sets rcParams["font.family"] to IPAexGothic on import)
 import numpy as np
+import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 # Cells are annotated with their value only while the numbers stay legible.
 ANNOTATE_MAX_CELLS = 144
 MASKED_COLOUR = "#d0d0d0"
+# Fast, lossless and deterministic; zlib's default level 6 costs several times more here.
+PNG_COMPRESS_LEVEL = 1
 
 
 def to_numpy(values) -> np.ndarray:
-    """A 2-D float array from a tensor (any device, with or without grad) or array-like."""
+    """A float array from a tensor (any device, with or without grad) or array-like."""
     if hasattr(values, "detach"):
         values = values.detach().to("cpu").float().numpy()
     return np.asarray(values, dtype=float)
@@ -37,13 +40,29 @@ def figure_to_png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def check_labels(name: str, labels, expected: int) -> list[str]:
+def pixels_to_png(pixels: np.ndarray) -> bytes:
+    """PNG bytes of an (height, width, 3 or 4) uint8 array, such as a blitted canvas."""
+    buffer = io.BytesIO()
+    PIL.Image.fromarray(pixels).save(buffer, format="png", compress_level=PNG_COMPRESS_LEVEL)
+    return buffer.getvalue()
+
+
+def check_labels(name: str, labels, expected: int, *, unit: str | None = None) -> list[str]:
+    """`expected` labels as strings (0, 1, ... when None); `unit` says what they label."""
     if labels is None:
         return [str(i) for i in range(expected)]
     labels = [str(label) for label in labels]
     if len(labels) != expected:
-        raise ValueError(f"{name} has {len(labels)} labels but the matrix has {expected}")
+        count = f"there are {expected} {unit}" if unit else f"the matrix has {expected}"
+        raise ValueError(f"{name} has {len(labels)} labels but {count}")
     return labels
+
+
+def check_row_index(name: str, index, rows: int) -> None:
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"{name} must be an int row index, got {type(index).__name__}")
+    if not 0 <= index < rows:
+        raise ValueError(f"{name} must be a row index in [0, {rows}), got {index}")
 
 
 def show_figure(figure: Figure):
@@ -133,6 +152,8 @@ class HeatmapCanvas:
             )
         rows = check_labels("row_labels", row_labels, values.shape[0])
         cols = check_labels("col_labels", col_labels, values.shape[1])
+        if highlight_row is not None:
+            check_row_index("highlight_row", highlight_row, values.shape[0])
         if values.shape != self._shape:
             self._build(values.shape)
         # NaN or ±inf would silently paint a cell as "masked": show them as such only if asked.

@@ -1,7 +1,7 @@
-"""Log-log figures of how a cost grows with the sequence length n (notebook 09).
+"""Log-log figures: how a quantity grows with a size (d_k in notebook 01, n in notebook 09).
 
-On log-log axes a cost c·n^p is a straight line of slope p, so dashed guide lines of slope 1
-(O(n)) and 2 (O(n²)) let the eye read off how each measured curve grows.
+On log-log axes a power law c·n^p is a straight line of slope p, so dashed guide lines of
+slope 1 (O(n)) and 2 (O(n²)) let the eye read off how each measured curve grows.
 """
 
 from __future__ import annotations
@@ -13,8 +13,21 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .charts import SERIES_COLOURS
+from .plotting import to_numpy
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _finish_loglog(figure: Figure, ax, *, xlabel: str, ylabel: str, title: str) -> None:
+    """The axes styling every figure here shares: sizes in powers of two along x."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    figure.tight_layout()
 
 
 def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
@@ -67,12 +80,43 @@ def loglog_figure(
         label = "O(n)" if slope == 1 else f"O(n{str(slope).translate(_SUPERSCRIPTS)})"
         style = "--" if slope == 1 else ":"
         ax.plot(grid, v0 * (grid / n0) ** slope, style, color="grey", linewidth=1.2, label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("sequence length n")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8)
-    figure.tight_layout()
+    _finish_loglog(figure, ax, xlabel="sequence length n", ylabel=ylabel, title=title)
+    return figure
+
+
+def against_dk_figure(
+    d_ks: Sequence[int],
+    series: Mapping[str, Sequence[float]],
+    *,
+    ylabel: str,
+    title: str = "",
+    theory: Mapping[str, Sequence[float]] | None = None,
+    figsize: tuple[float, float] = (5.6, 3.6),
+    dpi: int = 90,
+) -> Figure:
+    """A new Figure: each series against d_k on log-log axes, `theory` curves dashed.
+
+    Power laws are straight lines there: a quantity growing like d_k has slope 1, a constant
+    one is flat.
+    """
+    d_ks = np.asarray(d_ks, dtype=float)
+    if d_ks.ndim != 1 or d_ks.size == 0 or (d_ks <= 0).any():
+        raise ValueError(f"d_ks must be a non-empty 1-D sequence of positive sizes, got {d_ks}")
+    figure = Figure(figsize=figsize, dpi=dpi)
+    FigureCanvasAgg(figure)
+    ax = figure.add_subplot()
+    curves = [(name, values, False) for name, values in series.items()]
+    curves += [(name, values, True) for name, values in (theory or {}).items()]
+    for k, (name, values, dashed) in enumerate(curves):
+        values = to_numpy(values).reshape(-1)
+        if values.shape != d_ks.shape:
+            raise ValueError(
+                f"series {name!r} has {values.size} values but there are {d_ks.size} d_k values"
+            )
+        if dashed:
+            ax.plot(d_ks, values, linestyle="--", color="#707070", linewidth=1, label=name)
+        else:
+            colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
+            ax.plot(d_ks, values, marker="o", markersize=4, label=name, color=colour)
+    _finish_loglog(figure, ax, xlabel="$d_k$", ylabel=ylabel, title=title)
     return figure

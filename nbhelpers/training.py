@@ -23,7 +23,8 @@ from matplotlib.figure import Figure
 from tqdm.auto import tqdm
 
 from .corpus import JapaneseGrammar
-from .gpt1 import GPT1, GPT1Config
+from .gpt1 import GPT1, GPT1Config, check_gpt1, evaluating
+from .validation import check_positive_int
 
 
 def corpus_model_config(grammar: JapaneseGrammar, **overrides) -> GPT1Config:
@@ -40,6 +41,18 @@ def corpus_model_config(grammar: JapaneseGrammar, **overrides) -> GPT1Config:
     )
     settings.update(overrides)
     return GPT1Config(**settings)
+
+
+def check_model_fits_grammar(model: GPT1, grammar: JapaneseGrammar) -> None:
+    """A GPT1 and a JapaneseGrammar whose tokenizer has the model's vocabulary size."""
+    check_gpt1(model)
+    if not isinstance(grammar, JapaneseGrammar):
+        raise TypeError(f"grammar must be a JapaneseGrammar, got {type(grammar).__name__}")
+    if model.config.vocab_size != grammar.tokenizer.vocab_size:
+        raise ValueError(
+            f"model.config.vocab_size={model.config.vocab_size} does not match the grammar's "
+            f"vocabulary of {grammar.tokenizer.vocab_size} tokens"
+        )
 
 
 @dataclass
@@ -64,21 +77,18 @@ def make_heldout(grammar: JapaneseGrammar, n: int = 2000, seed: int = 12345) -> 
     return HeldOut(ids, probs.float(), mask, true_loss)
 
 
-@torch.no_grad()
 def evaluate(model: GPT1, heldout: HeldOut) -> tuple[float, float]:
     """(mean KL(true ‖ model), mean cross-entropy) per predicted held-out token, in nats."""
-    was_training = model.training
-    model.eval()
     device = model.device
     ids = heldout.ids.to(device)
-    log_q = F.log_softmax(model(ids[:, :-1]).float(), dim=-1)
     p = heldout.true_probs.to(device)
     mask = heldout.mask.to(device)
-    log_p = torch.log(torch.where(p > 0, p, torch.ones_like(p)))
-    kl = (p * (log_p - log_q)).sum(-1)  # terms with p = 0 contribute nothing
-    loss = -log_q.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-    model.train(was_training)
-    return float(kl[mask].mean()), float(loss[mask].mean())
+    with evaluating(model):
+        log_q = F.log_softmax(model(ids[:, :-1]).float(), dim=-1)
+        log_p = torch.log(torch.where(p > 0, p, torch.ones_like(p)))
+        kl = (p * (log_p - log_q)).sum(-1)  # terms with p = 0 contribute nothing
+        loss = -log_q.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+        return float(kl[mask].mean()), float(loss[mask].mean())
 
 
 @dataclass
@@ -135,23 +145,14 @@ def train(
     them): a model this small gains nothing from more, and on a shared CPU threads that wait
     for each other can slow a step down many times over.
     """
-    if not isinstance(model, GPT1):
-        raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
-    if not isinstance(grammar, JapaneseGrammar):
-        raise TypeError(f"grammar must be a JapaneseGrammar, got {type(grammar).__name__}")
-    if model.config.vocab_size != grammar.tokenizer.vocab_size:
-        raise ValueError(
-            f"model.config.vocab_size={model.config.vocab_size} does not match the grammar's "
-            f"vocabulary of {grammar.tokenizer.vocab_size} tokens"
-        )
+    check_model_fits_grammar(model, grammar)
     if model.config.n_ctx < grammar.max_length - 1:
         raise ValueError(
             f"model.config.n_ctx={model.config.n_ctx} is too short: sentences need "
             f"{grammar.max_length - 1} positions"
         )
     for name, value in (("steps", steps), ("batch_size", batch_size), ("eval_every", eval_every)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+        check_positive_int(name, value)
     if cpu_threads is not None and (
         isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int) or cpu_threads < 1
     ):

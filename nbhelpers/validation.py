@@ -6,6 +6,32 @@ from __future__ import annotations
 import torch
 
 
+def check_positive_int(name: str, value) -> None:
+    # bool is an int subclass, but True as a size is always a mistake.
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def check_token_ids(ids, vocab_size: int, n_ctx: int | None = None, name: str = "ids"):
+    """Token ids: an integer tensor (..., n) with 0 <= id < vocab_size and n <= n_ctx."""
+    if not isinstance(ids, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
+    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+        raise ValueError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
+    if ids.dim() < 1 or ids.shape[-1] < 1:
+        raise ValueError(f"{name} must have shape (..., n) with n >= 1, got {tuple(ids.shape)}")
+    if n_ctx is not None and ids.shape[-1] > n_ctx:
+        raise ValueError(
+            f"{name} has {ids.shape[-1]} positions but the context holds at most n_ctx={n_ctx}"
+        )
+    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError(
+            f"{name} must lie in [0, vocab_size={vocab_size}), got values from "
+            f"{int(ids.min())} to {int(ids.max())}"
+        )
+    return ids
+
+
 def check_float_tensor(name: str, x, *, min_rank: int = 2) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")

@@ -12,6 +12,11 @@ from nbhelpers import attention, causal_mask, scaled_dot_product_attention, soft
 SETTINGS = settings(max_examples=60, deadline=None)
 
 
+def output_tolerance(V: torch.Tensor) -> float:
+    """Outputs are weighted averages of V's rows, so float32 rounding scales with |V|."""
+    return 1e-5 * max(1.0, float(V.abs().max()))
+
+
 @st.composite
 def qkv(draw, same_length=False, batched=None):
     """Random Q (…, n, d_k), K (…, m, d_k), V (…, m, d_v) from a drawn seed."""
@@ -57,7 +62,7 @@ def test_unmasked_self_attention_is_permutation_equivariant(tensors, rng):
     perm = torch.tensor(order)
     out, _ = attention(Q, K, V)
     out_permuted, _ = attention(Q[..., perm, :], K[..., perm, :], V[..., perm, :])
-    torch.testing.assert_close(out_permuted, out[..., perm, :], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(out_permuted, out[..., perm, :], atol=output_tolerance(V), rtol=1e-5)
 
 
 @SETTINGS
@@ -66,7 +71,8 @@ def test_agrees_with_torch_sdpa_batched_unbatched_and_cross(tensors):
     Q, K, V = tensors
     reference = F.scaled_dot_product_attention(Q, K, V)
     ours, _ = attention(Q, K, V)
-    torch.testing.assert_close(ours, reference, atol=1e-5, rtol=1e-5)
+    tolerance = output_tolerance(V)
+    torch.testing.assert_close(ours, reference, atol=tolerance, rtol=1e-5)
     torch.testing.assert_close(scaled_dot_product_attention(Q, K, V), reference)
 
 
@@ -77,7 +83,7 @@ def test_masked_agrees_with_torch_sdpa_causal(tensors):
     n = Q.shape[-2]
     reference = F.scaled_dot_product_attention(Q, K, V, is_causal=True)
     ours, _ = attention(Q, K, V, causal_mask(n))
-    torch.testing.assert_close(ours, reference, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(ours, reference, atol=output_tolerance(V), rtol=1e-5)
 
 
 @SETTINGS

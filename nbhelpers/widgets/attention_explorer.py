@@ -11,6 +11,7 @@ import torch
 
 from ..attention import similarity_scores, softmax
 from ..attention_figures import MAX_FEATURES, MAX_KEYS, AttentionStepCanvas
+from ..validation import check_positive_int
 from .base import FigureExplorer
 
 D_K_RANGE = (1, 64)
@@ -47,6 +48,8 @@ def attention_step(
     value vectors as they were. The projections are scaled by 1/sqrt(d_model) so that the
     entries of Q, K and V have variance about 1, whatever d_model is.
     """
+    for name, size in (("n_tokens", n_tokens), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
+        check_positive_int(name, size)
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
     generator = torch.Generator().manual_seed(seed)

@@ -9,6 +9,7 @@ import torch
 
 from ..embedding_figures import EmbeddingCanvas
 from ..gpt1 import one_hot
+from ..validation import check_positive_int
 from .base import FigureExplorer
 
 DEFAULT_VOCAB = ("犬", "猫", "鳥", "が", "河岸", "公園", "を", "歩く", "走る")
@@ -55,8 +56,7 @@ class EmbeddingExplorer(FigureExplorer):
                 f"sentence must be 1 or more tokens of the vocabulary {self.vocab}, "
                 f"got {sentence}" + (f" (unknown: {unknown})" if unknown else "")
             )
-        if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
-            raise ValueError(f"d_model must be a positive int, got {d_model!r}")
+        check_positive_int("d_model", d_model)
         V, n = len(self.vocab), len(sentence)
         generator = torch.Generator().manual_seed(seed)
         if W_e is None:

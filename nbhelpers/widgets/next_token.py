@@ -14,6 +14,7 @@ from ..charts import BarCanvas
 from ..corpus import EOS, JapaneseGrammar
 from ..gpt1 import GPT1
 from ..inference import next_token_distribution
+from ..training import check_model_fits_grammar
 from .base import FigureExplorer
 
 EXAMPLE_PREFIXES = ("", "犬 が 河岸 を", "鳥 が", "魚 が 川 を", "猫 が 公園 を 歩く ので")
@@ -88,15 +89,7 @@ class NextTokenExplorer(FigureExplorer):
         top: int = 8,
         seed: int = 0,
     ):
-        if not isinstance(model, GPT1):
-            raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
-        if not isinstance(grammar, JapaneseGrammar):
-            raise TypeError(f"grammar must be a JapaneseGrammar, got {type(grammar).__name__}")
-        if model.config.vocab_size != grammar.tokenizer.vocab_size:
-            raise ValueError(
-                f"model.config.vocab_size={model.config.vocab_size} does not match the "
-                f"grammar's {grammar.tokenizer.vocab_size} tokens"
-            )
+        check_model_fits_grammar(model, grammar)
         self.model, self.grammar, self.tokenizer = model, grammar, grammar.tokenizer
         self.top = top
         self.generator = torch.Generator().manual_seed(seed)

@@ -15,15 +15,11 @@ from matplotlib.figure import Figure
 from ..benchmarking import format_bytes
 from ..charts import SERIES_COLOURS
 from ..plotting import figure_to_png
+from ..validation import check_positive_int
 from .base import FigureExplorer
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 LENGTHS = [2**k for k in range(7, 18)]  # 128 .. 131072
-
-
-def _check_positive_int(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def attention_memory(
@@ -37,7 +33,7 @@ def attention_memory(
     * flash: the output and one float32 number per row (its log-sum-exp), no (n, n) matrix.
     """
     for name, value in (("n", n), ("heads", heads), ("d_k", d_k), ("batch", batch)):
-        _check_positive_int(name, value)
+        check_positive_int(name, value)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
     size = torch.finfo(dtype).bits // 8
@@ -103,10 +99,10 @@ class AttentionMemoryExplorer(FigureExplorer):
             raise ValueError(f"n must be a power of two from 128 to 131072, got {n!r}")
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-        _check_positive_int("heads", heads)
-        _check_positive_int("d_k", d_k)
+        check_positive_int("heads", heads)
+        check_positive_int("d_k", d_k)
         if device_memory is not None:
-            _check_positive_int("device_memory", device_memory)
+            check_positive_int("device_memory", device_memory)
         self.d_k, self.device_memory = d_k, device_memory
         self.n = widgets.SelectionSlider(
             options=LENGTHS, value=n, description="n", continuous_update=True

@@ -11,6 +11,7 @@ import torch
 from ..attention import similarity_scores, softmax
 from ..plotting import HeatmapCanvas
 from ..statistics import row_entropy
+from ..validation import check_positive_int
 from .base import FigureExplorer
 
 DEFAULT_TOKENS = ("犬", "が", "河岸", "を", "歩く")
@@ -37,8 +38,7 @@ class ScoreScalingExplorer(FigureExplorer):
         self.tokens = [str(t) for t in tokens]
         if not self.tokens:
             raise ValueError("tokens must name at least one token, got an empty sequence")
-        if isinstance(max_d_k, bool) or not isinstance(max_d_k, int) or max_d_k < 1:
-            raise ValueError(f"max_d_k must be a positive int, got {max_d_k!r}")
+        check_positive_int("max_d_k", max_d_k)
         sizes = [2**p for p in range(int(math.log2(max_d_k)) + 1)]
         if sizes[-1] != max_d_k:
             sizes.append(max_d_k)

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import ipywidgets as widgets
 import torch
 
-from ..gpt1 import GPT1
+from ..gpt1 import GPT1, check_gpt1
 from ..plotting import HeatmapCanvas
 from .base import FigureExplorer
 
@@ -54,8 +54,7 @@ class CausalityExplorer(FigureExplorer):
         position: int = 3,
         replacement: str | None = None,
     ):
-        if not isinstance(model, GPT1):
-            raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
+        check_gpt1(model)
         self.model = model.eval()
         self.vocab = [str(token) for token in vocab]
         if len(self.vocab) != model.config.vocab_size:
