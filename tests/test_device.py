@@ -48,3 +48,11 @@ def test_banner_reports_version_device_and_kernels(monkeypatch):
 
 def test_math_kernel_is_always_offered():
     assert sdpa_kernels("cpu")["math"] is True
+
+
+def test_banner_leaves_the_global_random_state_alone(monkeypatch):
+    # Notebooks seed, print the banner, then draw: the banner must not shift their numbers.
+    monkeypatch.setenv(DEVICE_ENV_VAR, "cpu")
+    state = torch.get_rng_state()
+    describe_environment()
+    assert torch.equal(torch.get_rng_state(), state)
