@@ -13,8 +13,9 @@ conjunction (とき / ので / から):
 Three dependencies make the language worth a transformer:
 
 * the verb depends on the subject *and* on the kind of place (land, water, sky): 鳥 が 空 を
-  is followed by 飛ぶ, 魚 が 川 を by 泳ぐ or 進む. The subject sits 3 to 6 tokens before the
-  verb, across が, the place and を, so predicting the verb needs attention;
+  is followed by 飛ぶ, 魚 が 川 を by 泳ぐ or 進む. The verb comes 4 to 6 tokens after the
+  subject, across が, the place and を, so the position that predicts it (the token just
+  before the verb) must look 3 to 5 tokens back: predicting the verb needs attention;
 * the second clause's subject differs from the first one's (up to 9 tokens back);
 * a second clause never takes another conjunction, so after its verb the sentence ends.
 

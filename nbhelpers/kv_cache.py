@@ -4,9 +4,10 @@ Generating token t+1 needs the last row of h_n only, and with a causal mask the 
 values of positions 0..t never change once computed: a later token cannot alter them. So
 
   * without a cache, every step runs the whole model on all tokens so far: step t costs
-    O(t) projections and feed-forwards (and O(t²) attention), O(N²) for N tokens in all;
+    O(t) projections and feed-forwards and O(t²) attention, so O(N²) and O(N³) for N tokens;
   * with a cache, every step runs the model on the one new token; its query attends to the
-    keys and values kept from earlier steps: O(1) projections per step, O(t) attention.
+    keys and values kept from earlier steps: O(1) projections and O(t) attention per step,
+    so O(N) and O(N²) in all.
 
 The cache holds, per layer, K and V of shape (batch, heads, positions, d_head): it costs
 2 · n_layers · batch · positions · d_model numbers of memory and saves recomputing them.
