@@ -12,7 +12,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # Stored outputs are always produced on the CPU so that nbval compares like with like.
 EXEC_ENV := NBHELPERS_DEVICE=cpu PYTHONHASHSEED=0 MPLBACKEND=Agg
 
-.PHONY: lab test unit nbval lint browser notebooks benchmarks gpu-check clean
+.PHONY: lab test check unit nbval lint browser notebooks benchmarks gpu-check clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,10 +32,19 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.ip=$(LAB_HOST) --ServerApp.port=$(LAB_PORT) \
 		--LabApp.extension_manager=readonly $(ALLOW_ROOT) $(FIRST_NOTEBOOK)
 
+# Everything: lint, the unit tests, nbval (each notebook twice in one kernel, offline), the
+# browser tests (skipped, with one line saying why, where no Chromium or Chrome is found).
 test: $(STAMP)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint unit nbval browser; status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
+
+# The inner loop: lint and the tests that execute no notebook and drive no browser.
+check: $(STAMP)
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory lint && \
+	$(EXEC_ENV) $(PY) -m pytest tests -m "not slow" -q; status=$$?; \
+	echo "make check: $$(( $$(date +%s) - start )) s"; exit $$status
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -46,10 +55,10 @@ unit: $(STAMP)
 
 nbval: $(STAMP)
 	$(EXEC_ENV) $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval.cfg \
-		notebooks -q
+		--rerun-offline notebooks -q
 
 browser: $(STAMP)
-	$(PY) -m pytest tests/browser -q -s
+	$(PY) -m pytest tests/browser -q -s -rs
 
 # Re-execute every notebook in place, in a fresh kernel, on the CPU: run before committing.
 notebooks: $(STAMP)

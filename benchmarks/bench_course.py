@@ -1,9 +1,11 @@
-"""Whole-course execution time: every notebook in a fresh kernel on the CPU, then the total.
+"""Whole-course execution time and memory: every notebook in a fresh kernel on the CPU.
 
 Each notebook runs with nbclient in memory (the files are not touched), with the same
 environment as `make notebooks`: NBHELPERS_DEVICE=cpu, PYTHONHASHSEED=0, MPLBACKEND=Agg.
-The time includes each kernel's start-up. Target: the whole course (under pytest --nbval,
-which does the same work plus the comparison) in at most 180 s on the 2-core CI machine.
+The time includes each kernel's start-up. Targets: the whole course (under pytest --nbval,
+which does the same work plus the comparison) in at most 180 s on the 2-core CI machine;
+every notebook's kernel at most 600 MiB of peak resident memory after running top to
+bottom, so that a 32 GiB hub node holds 30 learners with a notebook open each.
 
     python benchmarks/bench_course.py                    # all notebooks/*.ipynb
     python benchmarks/bench_course.py notebooks/09_attention_at_scale.ipynb --repeats 3
@@ -20,10 +22,13 @@ import sys
 import time
 from pathlib import Path
 
-from nbhelpers.benchmarking import run_notebook
+from notebook_runner import run_notebook
+
+from nbhelpers.benchmarking import format_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_TARGET_S = 180.0
+MEMORY_TARGET = 600 * 2**20
 CPU_ENV = {"NBHELPERS_DEVICE": "cpu", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
 
 
@@ -48,12 +53,13 @@ def main(argv=None) -> int:
         print(f"--repeats must be >= 1, got {args.repeats}", file=sys.stderr)
         return 2
     print(f"executing {len(notebooks)} notebooks, fresh kernel each, {CPU_ENV}")
-    print(f"median of {args.repeats} run(s) per notebook, kernel start-up included")
-    total, failed = 0.0, []
+    print(f"median of {args.repeats} run(s) per notebook, kernel start-up included;")
+    print("memory: the kernel's peak resident set size after the last cell (largest run)")
+    total, failed, peaks = 0.0, [], {}
     for path in notebooks:
         try:
-            runs = [
-                run_notebook(path, env=CPU_ENV, timeout=args.timeout)[1]
+            results = [
+                run_notebook(path, env=CPU_ENV, timeout=args.timeout, measure_memory=True)
                 for _ in range(args.repeats)
             ]
         except Exception as error:  # a failing cell: report it, carry on, fail at the end
@@ -61,13 +67,21 @@ def main(argv=None) -> int:
             first_line = str(error).strip().splitlines()[-1] if str(error).strip() else ""
             print(f"  {path.name:45} FAILED: {type(error).__name__}: {first_line}")
             continue
-        median = statistics.median(runs)
+        median = statistics.median(seconds for _, seconds, _ in results)
+        peaks[path.name] = max(peak for _, _, peak in results)
         total += median
-        print(f"  {path.name:45} {median:7.1f} s")
+        print(f"  {path.name:45} {median:7.1f} s  peak {format_bytes(peaks[path.name]):>9}")
     print(
         f"  {'total':45} {total:7.1f} s  "
         f"(target for the course under nbval: <= {COURSE_TARGET_S:.0f} s)"
     )
+    if peaks:
+        name, largest = max(peaks.items(), key=lambda item: item[1])
+        verdict = "met" if largest <= MEMORY_TARGET else "MISSED"
+        print(
+            f"  largest peak: {name} {format_bytes(largest)} "
+            f"(target <= {format_bytes(MEMORY_TARGET)} per notebook: {verdict})"
+        )
     if args.nbval:
         command = [
             sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-import os
 import statistics
 import time
 from collections.abc import Callable, Mapping
@@ -224,34 +223,3 @@ def format_bytes(count: int | None) -> str:
             return f"{value:.3g} {unit}" if unit != "B" else f"{int(value)} B"
         value /= 1024
     raise AssertionError("unreachable")
-
-
-def run_notebook(
-    path: str | os.PathLike,
-    *,
-    env: Mapping[str, str] | None = None,
-    timeout: int = 600,
-    kernel_name: str = "python3",
-):
-    """Execute a notebook in a fresh kernel, in memory (the file is not touched).
-
-    Returns (executed notebook, wall-clock seconds including the kernel's start-up).
-    `env` adds to or overrides the kernel's environment. A cell that raises stops the run
-    with nbclient's CellExecutionError, which names the cell.
-    """
-    import nbformat
-    from nbclient import NotebookClient
-
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"path must be an existing notebook file, got {str(path)!r}")
-    notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        notebook,
-        timeout=timeout,
-        kernel_name=kernel_name,
-        resources={"metadata": {"path": str(path.parent.resolve())}},
-    )
-    start = time.perf_counter()
-    client.execute(env={**os.environ, **(env or {})})
-    return notebook, time.perf_counter() - start

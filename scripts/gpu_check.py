@@ -21,9 +21,9 @@ from pathlib import Path
 import nbformat
 import torch
 
-from nbhelpers.benchmarking import run_notebook
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from notebook_runner import run_notebook  # noqa: E402
 
 GPU_ENV = {"NBHELPERS_DEVICE": "cuda", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
 ANSI_CODES = re.compile(r"\x1b\[[0-9;]*m")
@@ -47,7 +47,7 @@ def banner_devices(notebook) -> list[tuple[str, str]]:
 def check_notebook(path: Path, out_dir: Path) -> str | None:
     """Execute one notebook on CUDA; return a failure message, or None when it passed."""
     try:
-        notebook, seconds = run_notebook(path, env=GPU_ENV)
+        notebook, seconds, _ = run_notebook(path, env=GPU_ENV)
     except Exception as error:  # nbclient's CellExecutionError names the cell and the trace
         trace = ANSI_CODES.sub("", str(error)).strip()
         return f"a cell failed: {type(error).__name__}: ...{trace[-1500:]}"

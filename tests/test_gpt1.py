@@ -180,7 +180,8 @@ def test_paper_configuration_has_116_5_million_parameters():
     assert config.parameter_count() == PAPER_PARAMETERS
     # The published "117M" is this count rounded to the nearest million.
     assert round(PAPER_PARAMETERS / 1e6) == 117
-    model = GPT1(config)
+    with torch.device("meta"):  # shapes only: 470 MB of weights are not needed to count them
+        model = GPT1(config)
     assert sum(p.numel() for p in model.parameters()) == PAPER_PARAMETERS
     breakdown = parameter_breakdown(model)
     assert sum(breakdown.values()) == PAPER_PARAMETERS

@@ -1,10 +1,13 @@
 """The course as a learner uses it: real JupyterLab, real Chromium, run all, move a slider.
 
-Each notebook with a widget is opened in a fresh JupyterLab server (127.0.0.1, a token set
-here) in headless Chromium, all its cells are run, and a slider is moved with the keyboard.
-(An explorer without a slider has its first dropdown stepped instead.) The test asserts
-that the widget's image changed and that no cell shows an error, saves
-screenshots under artifacts/browser/, and prints the slider-to-image latency.
+One JupyterLab server (127.0.0.1, a token set here) and one page in headless Chromium open
+each notebook that has a widget in turn, run all its cells and move a slider with the
+keyboard. (An explorer without a slider has its first dropdown stepped instead.) The test
+asserts that the widget's image changed and that no cell shows an error, saves screenshots
+under artifacts/browser/, and prints the slider-to-image latency.
+
+The browser is found as `find_browser.py` says. With none, the tests are skipped with one
+line that says what was looked for and how to install one; under CI=true they fail.
 """
 
 from __future__ import annotations
@@ -22,31 +25,31 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser.find_browser import HOW_TO_INSTALL, LOOKED_FOR, BrowserSettingError, find_browser
 
 from notebook_tools import NOTEBOOKS, ROOT, has_widget
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "artifacts" / "browser"
 WIDGET_NOTEBOOKS = [p for p in NOTEBOOKS if has_widget(p)]
 SLIDER_PRESSES = 5
 
-if not CHROMIUM.exists():
-    if os.environ.get("CI"):
-        pytest.fail("CI needs /usr/bin/chromium (.ci/run installs it)", pytrace=False)
-    pytest.skip(
-        "no /usr/bin/chromium: install Debian's chromium to run the browser tests",
-        allow_module_level=True,
-    )
-
-playwright = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.slow
 
 # JavaScript run in the page. jupyterapp is exposed by --LabApp.expose_app_in_browser.
-KERNEL_READY = """() => {
+KERNEL_READY = """(path) => {
   const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const kernel = panel && panel.sessionContext && panel.sessionContext.session
-    && panel.sessionContext.session.kernel;
+  const kernel = panel && panel.context && panel.context.path === path && panel.sessionContext
+    && panel.sessionContext.session && panel.sessionContext.session.kernel;
   return !!kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle'
     && !!panel.content && panel.content.widgets.length > 0;
+}"""
+# Shut the notebook's kernel down and close it without the "save changes?" dialog (the
+# server's copy of the notebook is a throwaway one).
+CLOSE_NOTEBOOK = """async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  await panel.sessionContext.shutdown();
+  panel.context.model.dirty = false;
+  panel.dispose();
 }"""
 ALL_EXECUTED = """() => {
   const panel = window.jupyterapp.shell.currentWidget;
@@ -153,9 +156,20 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    with playwright.sync_playwright() as p:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        try:
+            executable = find_browser(playwright_chromium=lambda: p.chromium.executable_path)
+        except BrowserSettingError as error:
+            pytest.fail(str(error), pytrace=False)
+        if executable is None:
+            message = f"no Chromium or Chrome found (looked for {LOOKED_FOR}); install one: "
+            if os.environ.get("CI"):
+                pytest.fail(f"CI runs the browser tests: {message}{HOW_TO_INSTALL}")
+            pytest.skip(f"browser tests skipped: {message}{HOW_TO_INSTALL}")
         browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
+            executable_path=str(executable),
             args=[
                 "--no-sandbox",
                 "--disable-gpu",
@@ -169,21 +183,34 @@ def browser():
         browser.close()
 
 
-@pytest.mark.parametrize("path", WIDGET_NOTEBOOKS, ids=lambda p: p.stem)
-def test_run_all_and_move_a_slider(path, lab, browser):
+@pytest.fixture(scope="module")
+def page(browser, lab):
+    """One JupyterLab page for every notebook: the app loads once, each test opens its own
+    notebook in it and closes it (and its kernel) at the end."""
     base, token = lab
-    started = time.monotonic()
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{base}/lab/workspaces/test?token={token}&reset")
+    page.wait_for_function("() => !!window.jupyterapp", timeout=90_000)
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    yield page
+    page.close()
+
+
+@pytest.mark.parametrize("path", WIDGET_NOTEBOOKS, ids=lambda p: p.stem)
+def test_run_all_and_move_a_slider(path, page):
+    started = time.monotonic()
+    relative = f"notebooks/{path.name}"
+    page.evaluate(
+        "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
+        relative,
+    )
     try:
-        page.goto(
-            f"{base}/lab/workspaces/test-{path.stem}/tree/notebooks/{path.name}?token={token}&reset"
-        )
         # The toolbar says "Idle" before the kernel's websocket is up, and a run-all sent then
         # is dropped: wait for the session's kernel itself.
-        page.wait_for_function(KERNEL_READY, timeout=90_000)
+        page.wait_for_function(KERNEL_READY, arg=relative, timeout=90_000)
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        page.wait_for_function(ALL_EXECUTED, timeout=300_000, polling=500)
+        page.wait_for_function(ALL_EXECUTED, timeout=300_000, polling=200)
         assert page.evaluate(ERRORS) == [], f"{path.name}: a cell shows an error"
 
         assert page.wait_for_function(WATCH_FIRST_EXPLORER, timeout=30_000)
@@ -204,16 +231,15 @@ def test_run_all_and_move_a_slider(path, lab, browser):
                 control.select_option(index=page.evaluate(NEXT_OPTION))
             page.wait_for_function(f"() => window.__changes.length > {seen}", timeout=20_000)
             latencies.append(page.evaluate("() => window.__changes.at(-1) - window.__keyAt"))
-            page.wait_for_timeout(300)  # let the kernel settle before the next key
-        page.wait_for_function(ALL_EXECUTED, timeout=30_000)
-        page.wait_for_timeout(500)
+            # The next key waits for the kernel to finish this one (and every other) redraw.
+            page.wait_for_function(ALL_EXECUTED, timeout=30_000, polling=50)
         after = image.screenshot()
         explorer.screenshot(path=str(ARTIFACTS / f"{path.stem}-after.png"))
         page.screenshot(path=str(ARTIFACTS / f"{path.stem}-page.png"))
         assert after != before, f"{path.name}: the heatmap did not change after moving a slider"
         assert page.evaluate(ERRORS) == [], f"{path.name}: a cell shows an error after sliding"
     finally:
-        page.close()
+        page.evaluate(CLOSE_NOTEBOOK)
     result = {
         "notebook": path.name,
         "slider_to_image_ms_median": round(statistics.median(latencies), 1),

@@ -1,0 +1,59 @@
+"""Execute a notebook in a fresh kernel, in memory, for the scripts that time or check the
+course (bench_course.py, scripts/gpu_check.py). Not part of nbhelpers: the course itself
+never runs notebooks, so the package does not depend on nbclient."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+# Run after the last cell, in the same kernel: the kernel's peak resident set size so far.
+# ru_maxrss is in KiB on Linux and in bytes on macOS.
+PEAK_RSS_CELL = """\
+import resource as _resource, sys as _sys
+_peak = _resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss
+print(_peak if _sys.platform == "darwin" else _peak * 1024)
+"""
+
+
+def run_notebook(
+    path: str | os.PathLike,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: int = 600,
+    kernel_name: str = "python3",
+    measure_memory: bool = False,
+):
+    """Execute a notebook in a fresh kernel, in memory (the file is not touched).
+
+    Returns (executed notebook, wall-clock seconds including the kernel's start-up, peak
+    resident bytes of the kernel process or None). `env` adds to or overrides the kernel's
+    environment. A cell that raises stops the run with nbclient's CellExecutionError, which
+    names the cell.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path must be an existing notebook file, got {str(path)!r}")
+    notebook = nbformat.read(path, as_version=4)
+    probe = nbformat.v4.new_code_cell(PEAK_RSS_CELL) if measure_memory else None
+    if probe is not None:
+        notebook.cells.append(probe)
+    client = NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name=kernel_name,
+        resources={"metadata": {"path": str(path.parent.resolve())}},
+    )
+    start = time.perf_counter()
+    client.execute(env={**os.environ, **(env or {})})
+    seconds = time.perf_counter() - start
+    peak = None
+    if probe is not None:
+        notebook.cells.remove(probe)
+        peak = int("".join(o.get("text", "") for o in probe.outputs).strip())
+    return notebook, seconds, peak
