@@ -34,7 +34,7 @@ except OSError as _error:
 COUNT_OPEN_EXPLORERS = """\
 def _open_explorers():
     from ipywidgets.widgets.widget import _instances
-    from nbhelpers.widgets.base import FigureExplorer
+    from nbhelpers.widgets import FigureExplorer
     return sum(isinstance(w, FigureExplorer) and w.comm is not None for w in _instances.values())
 _explorers_after_first_pass = _open_explorers()
 """

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from nbhelpers import attention, causal_mask, get_device, scaled_dot_product_attention
-from nbhelpers.benchmarking import (
+from nbhelpers.support.benchmarking import (
     format_bytes,
     format_seconds,
     memory_method,
@@ -31,7 +31,7 @@ from nbhelpers.benchmarking import (
     time_call,
     time_interleaved,
 )
-from nbhelpers.device import describe_environment
+from nbhelpers.support.device import describe_environment
 
 KERNELS = {
     "flash": SDPBackend.FLASH_ATTENTION,

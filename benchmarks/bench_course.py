@@ -24,7 +24,7 @@ from pathlib import Path
 
 from notebook_runner import run_notebook
 
-from nbhelpers.benchmarking import format_bytes
+from nbhelpers.support.benchmarking import format_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_TARGET_S = 180.0

@@ -16,14 +16,14 @@ import sys
 import torch
 
 from nbhelpers import GPT1, GPT1Config, get_device, seed_everything
-from nbhelpers.benchmarking import format_bytes, format_seconds, time_interleaved
-from nbhelpers.device import describe_environment
 from nbhelpers.kv_cache import (
     KVCache,
     check_cache_agrees,
     generate_with_cache,
     generate_without_cache,
 )
+from nbhelpers.support.benchmarking import format_bytes, format_seconds, time_interleaved
+from nbhelpers.support.device import describe_environment
 
 SPEED_UP_TARGET = 3.0
 

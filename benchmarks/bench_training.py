@@ -19,7 +19,7 @@ import time
 import torch
 
 from nbhelpers import GPT1, get_device, seed_everything
-from nbhelpers.device import describe_environment
+from nbhelpers.support.device import describe_environment
 
 KL_TARGET = 0.01
 TIME_TARGET_S = 30.0

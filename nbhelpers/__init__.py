@@ -1,5 +1,13 @@
 """nbhelpers: the support package of the attention and GPT-1 course.
 
+Four layers, each importing only from the ones below it:
+
+* the formulas, in notebook order: attention, masks, multihead, gpt1, inference, kv_cache,
+  training, statistics, memory, and the generated corpus (`corpus/`);
+* `figures/`: pure figure builders and the canvases that redraw them;
+* `widgets/`: the explorers, wiring controls to a formula and a figure;
+* `support/`: argument checks, device, seeding, check_close, benchmarking.
+
 Importing it sets up Japanese-capable plotting (IPAexGothic via matplotlib-fontja).
 """
 
@@ -10,21 +18,29 @@ from .attention import (
     similarity_scores,
     softmax,
 )
-from .attention_figures import AttentionStepCanvas, attention_step_figure
-from .checks import check_close
 from .corpus import JapaneseGrammar, Tokenizer
-from .device import available_devices, describe_environment, device_name, get_device
-from .embedding_figures import EmbeddingCanvas, embedding_figure
+from .figures import (
+    AttentionStepCanvas,
+    EmbeddingCanvas,
+    HeadGridCanvas,
+    HeatmapCanvas,
+    against_dk_figure,
+    attention_heatmap,
+    attention_step_figure,
+    embedding_figure,
+    figure_to_png,
+    head_grid_figure,
+    show_figure,
+)
 from .gpt1 import GPT1, GPT1Block, GPT1Config, one_hot, parameter_breakdown
-from .head_figures import HeadGridCanvas, head_grid_figure
 from .inference import generate, log_likelihood, next_token_distribution
 from .kv_cache import KVCache, check_cache_agrees, generate_with_cache, generate_without_cache
 from .masks import causal_mask, padding_mask
 from .multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
-from .plotting import HeatmapCanvas, attention_heatmap, figure_to_png, show_figure
-from .scaling_figures import against_dk_figure
-from .seeding import seed_everything
-from .statistics import dot_product_variance, random_dot_products, row_entropy
+from .statistics import dot_product_variance, kl_divergence, random_dot_products, row_entropy
+from .support.checks import check_close
+from .support.device import available_devices, describe_environment, device_name, get_device
+from .support.seeding import seed_everything
 from .widgets import (
     AttentionExplorer,
     AttentionMatrixExplorer,
@@ -74,6 +90,7 @@ __all__ = [
     "describe_environment",
     "device_name",
     "embedding_figure",
+    "kl_divergence",
     "dot_product_variance",
     "figure_to_png",
     "generate",

@@ -17,7 +17,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .validation import check_additive_mask, check_float_tensor, check_positive_int, check_qkv
+from .support.validation import (
+    check_additive_mask,
+    check_float_tensor,
+    check_positive_int,
+    check_qkv,
+)
 
 
 def similarity_scores(Q: torch.Tensor, K: torch.Tensor, scale: bool = True) -> torch.Tensor:

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from .multihead import MultiHeadAttention, head_counts
-from .validation import check_positive_int, check_token_ids
+from .support.validation import check_positive_int, check_token_ids
 
 
 @dataclass(frozen=True)

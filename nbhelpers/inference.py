@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from .gpt1 import GPT1, check_gpt1, evaluating
-from .validation import check_token_ids
+from .support.validation import check_token_ids
 
 
 def check_sampling(temperature: float, top_k: int | None, vocab_size: int) -> None:

@@ -23,7 +23,7 @@ from .attention import scaled_dot_product_attention
 from .gpt1 import GPT1, evaluating
 from .masks import causal_mask
 from .multihead import merge_heads, split_heads
-from .validation import check_positive_int
+from .support.validation import check_positive_int
 
 
 def _check_model(model) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from .validation import check_positive_int
+from .support.validation import check_positive_int
 
 
 def causal_mask(

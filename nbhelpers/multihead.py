@@ -15,7 +15,7 @@ from torch import nn
 
 from .attention import attention, scaled_dot_product_attention
 from .masks import causal_mask
-from .validation import check_additive_mask, check_float_tensor, check_positive_int
+from .support.validation import check_additive_mask, check_float_tensor, check_positive_int
 
 
 def head_counts(d_model: int) -> list[int]:

@@ -3,15 +3,19 @@
 Var(q · k) = d_k          for q, k with independent unit-variance entries
 Var(q · k / sqrt(d_k)) = 1
 H(a) = -Σ_j a_j log a_j   the entropy of a row of weights: 0 for one-hot, log m for uniform
+KL(p ‖ q) = Σ_j p_j log(p_j / q_j)   how far a model's q is from the true p (notebook 08)
+p in values ≈ c · n^p     the growth exponent read off a log-log plot (notebooks 01, 09)
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
+import numpy as np
 import torch
 
-from .validation import check_float_tensor, check_positive_int
+from .support.validation import check_float_tensor, check_positive_int
 
 
 def random_dot_products(
@@ -57,3 +61,29 @@ def row_entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:
         raise ValueError("weights must not hold NaN (a row of plain softmax over all -inf?)")
     logs = torch.log(weights.clamp_min(torch.finfo(weights.dtype).tiny))
     return -(torch.where(weights > 0, weights * logs, torch.zeros_like(weights))).sum(dim=dim)
+
+
+def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
+    """The exponent p of the least-squares fit values ≈ c · n^p (a line on log-log axes)."""
+    ns, values = np.asarray(ns, dtype=float), np.asarray(values, dtype=float)
+    keep = (ns > 0) & (values > 0) & np.isfinite(values)
+    if keep.sum() < 2:
+        raise ValueError(f"need at least 2 positive points to fit a slope, got {int(keep.sum())}")
+    slope, _ = np.polyfit(np.log(ns[keep]), np.log(values[keep]), 1)
+    return float(slope)
+
+
+def kl_divergence(true_probs: torch.Tensor, model_probs: torch.Tensor, dim: int = -1):
+    """KL(true ‖ model) in nats over `dim`, in float64: terms where the truth is 0 count 0,
+    and it is infinite where the model gives 0 to a possible token. A 1-D pair gives a
+    float; batches give a tensor of the other dims (notebook 08)."""
+    p = torch.as_tensor(true_probs).double()
+    q = torch.as_tensor(model_probs).double().to(p.device)
+    if p.shape != q.shape:
+        raise ValueError(
+            f"true_probs {tuple(p.shape)} and model_probs {tuple(q.shape)} must have one shape"
+        )
+    possible = p > 0
+    log_ratio = torch.log(torch.where(possible, p, 1.0)) - torch.log(q)
+    kl = torch.where(possible, p * log_ratio, torch.zeros_like(p)).sum(dim)
+    return float(kl) if kl.dim() == 0 else kl

@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 import torch.nn.functional as F
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from tqdm.auto import tqdm
 
 from .corpus import JapaneseGrammar
 from .gpt1 import GPT1, GPT1Config, check_gpt1, evaluating
-from .validation import check_positive_int
+from .statistics import kl_divergence
+from .support.validation import check_positive_int
 
 
 def corpus_model_config(grammar: JapaneseGrammar, **overrides) -> GPT1Config:
@@ -91,8 +90,7 @@ def evaluate(model: GPT1, heldout: HeldOut, chunk: int = 250) -> tuple[float, fl
             p = heldout.true_probs[start : start + chunk].to(device)
             mask = heldout.mask[start : start + chunk].to(device)
             log_q = F.log_softmax(model(ids[:, :-1]).float(), dim=-1)
-            log_p = torch.log(torch.where(p > 0, p, torch.ones_like(p)))
-            kl = (p * (log_p - log_q)).sum(-1)  # terms with p = 0 contribute nothing
+            kl = kl_divergence(p, log_q.double().exp())  # float64: no underflow to 0
             loss = -log_q.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
             kl_sum += float(kl[mask].double().sum())
             loss_sum += float(loss[mask].double().sum())
@@ -214,36 +212,3 @@ def _train(model, grammar, heldout, steps, batch_size, lr, warmup, eval_every, s
     bar.close()
     model.eval()
     return history
-
-
-def training_figure(history: TrainingHistory, kl_target: float = 0.01) -> Figure:
-    """Two panels against the training step: KL(true ‖ model) on a log scale with the target,
-    and the held-out loss above the entropy-rate floor."""
-    figure = Figure(figsize=(9.0, 3.4), dpi=90)
-    FigureCanvasAgg(figure)
-    kl_ax, loss_ax = figure.subplots(1, 2)
-    kl_ax.plot(history.steps, history.kl, marker="o", markersize=3, color="#3b6ea8")
-    kl_ax.axhline(kl_target, color="#b5495b", linestyle="--", label=f"target {kl_target} nats")
-    kl_ax.set_yscale("log")
-    kl_ax.set_xlabel("training step")
-    kl_ax.set_ylabel("mean KL(true ‖ model), nats")
-    kl_ax.set_title("the model's distributions converge to the truth")
-    kl_ax.legend(fontsize=8)
-    loss_ax.plot(history.steps, history.heldout_loss, marker="o", markersize=3, label="held-out")
-    loss_ax.plot(
-        history.steps, history.train_loss, color="#e08a2c", alpha=0.7, label="training batches"
-    )
-    loss_ax.axhline(
-        history.entropy_rate,
-        color="black",
-        linestyle="--",
-        label=f"entropy rate {history.entropy_rate:.3f} (the floor)",
-    )
-    top = max(history.heldout_loss[0], history.entropy_rate) + 0.3
-    loss_ax.set_ylim(history.entropy_rate - 0.1, min(top, history.entropy_rate + 1.5))
-    loss_ax.set_xlabel("training step")
-    loss_ax.set_ylabel("cross-entropy per token, nats")
-    loss_ax.set_title("the loss approaches the floor")
-    loss_ax.legend(fontsize=8)
-    figure.tight_layout()
-    return figure

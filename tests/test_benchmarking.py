@@ -3,7 +3,7 @@ import sys
 import pytest
 import torch
 
-from nbhelpers.benchmarking import (
+from nbhelpers.support.benchmarking import (
     Timing,
     format_bytes,
     format_seconds,
@@ -80,7 +80,7 @@ def test_formatting():
 
 
 def test_cpu_threads_restores_the_thread_count():
-    from nbhelpers.benchmarking import cpu_threads
+    from nbhelpers.support.benchmarking import cpu_threads
 
     before = torch.get_num_threads()
     with cpu_threads(1):

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from nbhelpers.corpus import EOS, PAD, SOS, SUBJECTS, JapaneseGrammar, Tokenizer
+from nbhelpers.corpus import EOS, PAD, SOS, JapaneseGrammar, Tokenizer
+from nbhelpers.corpus.grammar import SUBJECTS
 
 
 @pytest.fixture(scope="module")

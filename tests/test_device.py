@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from nbhelpers import describe_environment, get_device
-from nbhelpers.device import DEVICE_ENV_VAR, available_devices, sdpa_kernels
+from nbhelpers.support.device import DEVICE_ENV_VAR, available_devices, sdpa_kernels
 
 
 def test_default_prefers_cuda_then_mps_then_cpu(monkeypatch):

@@ -4,7 +4,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from nbhelpers import GPT1, GPT1Block, GPT1Config, one_hot, parameter_breakdown
-from nbhelpers.gpt1 import check_token_ids
+from nbhelpers.support.validation import check_token_ids
 
 PAPER_PARAMETERS = 116_534_784  # 12 x 768, 12 heads, 512 positions, 40,478 BPE tokens
 

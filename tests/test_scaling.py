@@ -2,8 +2,9 @@ import pytest
 import torch
 
 from nbhelpers import AttentionMemoryExplorer
-from nbhelpers.scaling_figures import fitted_slope, loglog_figure
-from nbhelpers.widgets.scaling import attention_memory
+from nbhelpers.figures.scaling import loglog_figure
+from nbhelpers.memory import attention_memory
+from nbhelpers.statistics import fitted_slope
 
 
 def test_attention_memory_counts_the_matrices_each_path_holds():

@@ -7,6 +7,7 @@ from matplotlib.figure import Figure
 
 from nbhelpers import GPT1, GPT1Config
 from nbhelpers.corpus import JapaneseGrammar
+from nbhelpers.figures import training_figure
 from nbhelpers.training import (
     HeldOut,
     corpus_model_config,
@@ -14,7 +15,6 @@ from nbhelpers.training import (
     learning_rate,
     make_heldout,
     train,
-    training_figure,
 )
 
 

@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nbhelpers.attention_figures import AttentionStepCanvas, attention_step_figure, nice_limit
-from nbhelpers.plotting import figure_to_png
+from nbhelpers.figures.attention_step import AttentionStepCanvas, attention_step_figure, nice_limit
+from nbhelpers.figures.canvas import figure_to_png
 from nbhelpers.widgets.attention_explorer import AttentionExplorer, attention_step
 
 TOKENS = ["犬", "が", "河岸", "を", "歩く"]

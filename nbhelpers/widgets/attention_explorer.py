@@ -10,8 +10,8 @@ import ipywidgets as widgets
 import torch
 
 from ..attention import similarity_scores, softmax
-from ..attention_figures import MAX_FEATURES, MAX_KEYS, AttentionStepCanvas
-from ..validation import check_positive_int
+from ..figures.attention_step import MAX_FEATURES, MAX_KEYS, AttentionStepCanvas
+from ..support.validation import check_positive_int
 from .base import FigureExplorer
 
 D_K_RANGE = (1, 64)

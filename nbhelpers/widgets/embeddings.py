@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import torch
 
-from ..embedding_figures import EmbeddingCanvas
+from ..figures.embedding import EmbeddingCanvas
 from ..gpt1 import one_hot
-from ..validation import check_positive_int
+from ..support.validation import check_positive_int
 from .base import FigureExplorer
 
 DEFAULT_VOCAB = ("犬", "猫", "鳥", "が", "河岸", "公園", "を", "歩く", "走る")

@@ -8,8 +8,8 @@ import ipywidgets as widgets
 import torch
 
 from ..attention import softmax
+from ..figures.heatmap import HeatmapCanvas
 from ..masks import causal_mask, padding_mask
-from ..plotting import HeatmapCanvas
 from .base import FigureExplorer
 
 PAD = "[PAD]"

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ..attention import attention
-from ..head_figures import HeadGridCanvas
+from ..figures.heads import HeadGridCanvas
 from ..multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
 from .base import FigureExplorer
 

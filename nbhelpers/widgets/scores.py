@@ -9,9 +9,9 @@ import ipywidgets as widgets
 import torch
 
 from ..attention import similarity_scores, softmax
-from ..plotting import HeatmapCanvas
+from ..figures.heatmap import HeatmapCanvas
 from ..statistics import row_entropy
-from ..validation import check_positive_int
+from ..support.validation import check_positive_int
 from .base import FigureExplorer
 
 DEFAULT_TOKENS = ("犬", "が", "河岸", "を", "歩く")

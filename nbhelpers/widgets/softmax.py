@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import torch
 
 from ..attention import softmax
-from ..charts import BarCanvas
+from ..figures.bars import BarCanvas
 from ..statistics import row_entropy
 from .base import FigureExplorer
 

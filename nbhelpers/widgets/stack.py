@@ -8,8 +8,8 @@ from contextlib import contextmanager
 import ipywidgets as widgets
 import torch
 
+from ..figures.heatmap import HeatmapCanvas
 from ..gpt1 import GPT1, check_gpt1
-from ..plotting import HeatmapCanvas
 from .base import FigureExplorer
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import torch
 
 from ..attention import softmax
+from ..figures.heatmap import HeatmapCanvas
 from ..masks import causal_mask
-from ..plotting import HeatmapCanvas
 from .base import FigureExplorer
 
 

@@ -1,78 +1,24 @@
-"""Pure figure builders: each returns a matplotlib Figure and never touches pyplot's state.
-
-Widgets show these figures as PNG bytes in an ipywidgets.Image; a notebook cell can return
-the Figure itself. Importing this module sets up a Japanese-capable font (IPAexGothic, via
-matplotlib-fontja) so that labels such as 犬 / が / 河岸 render without missing glyphs.
-"""
+"""Attention heatmaps: rows are queries, columns are keys (notebooks 00-07)."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 
 import matplotlib
-import matplotlib_fontja  # noqa: F401  (sets rcParams["font.family"] to IPAexGothic on import)
 import numpy as np
-import PIL.Image
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-# Cells are annotated with their value only while the numbers stay legible.
-ANNOTATE_MAX_CELLS = 144
-MASKED_COLOUR = "#d0d0d0"
-# Fast, lossless and deterministic; zlib's default level 6 costs several times more here.
-PNG_COMPRESS_LEVEL = 1
+from .canvas import (
+    ANNOTATE_MAX_CELLS,
+    MASKED_COLOUR,
+    Canvas,
+    check_labels,
+    check_row_index,
+    to_numpy,
+)
 
 
-def to_numpy(values) -> np.ndarray:
-    """A float array from a tensor (any device, with or without grad) or array-like."""
-    if hasattr(values, "detach"):
-        values = values.detach().to("cpu").float().numpy()
-    return np.asarray(values, dtype=float)
-
-
-def figure_to_png(figure: Figure) -> bytes:
-    """Render a Figure to PNG bytes (what an ipywidgets.Image displays)."""
-    buffer = io.BytesIO()
-    if figure.canvas is None or not isinstance(figure.canvas, FigureCanvasAgg):
-        FigureCanvasAgg(figure)
-    figure.canvas.print_png(buffer)
-    return buffer.getvalue()
-
-
-def pixels_to_png(pixels: np.ndarray) -> bytes:
-    """PNG bytes of an (height, width, 3 or 4) uint8 array, such as a blitted canvas."""
-    buffer = io.BytesIO()
-    PIL.Image.fromarray(pixels).save(buffer, format="png", compress_level=PNG_COMPRESS_LEVEL)
-    return buffer.getvalue()
-
-
-def check_labels(name: str, labels, expected: int, *, unit: str | None = None) -> list[str]:
-    """`expected` labels as strings (0, 1, ... when None); `unit` says what they label."""
-    if labels is None:
-        return [str(i) for i in range(expected)]
-    labels = [str(label) for label in labels]
-    if len(labels) != expected:
-        count = f"there are {expected} {unit}" if unit else f"the matrix has {expected}"
-        raise ValueError(f"{name} has {len(labels)} labels but {count}")
-    return labels
-
-
-def check_row_index(name: str, index, rows: int) -> None:
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
-        raise TypeError(f"{name} must be an int row index, got {type(index).__name__}")
-    if not 0 <= index < rows:
-        raise ValueError(f"{name} must be a row index in [0, {rows}), got {index}")
-
-
-def show_figure(figure: Figure):
-    """Display a Figure in a notebook cell as a PNG (no pyplot backend involved)."""
-    from IPython.display import Image
-
-    return Image(figure_to_png(figure))
-
-
-class HeatmapCanvas:
+class HeatmapCanvas(Canvas):
     """A heatmap that can be redrawn many times without rebuilding the figure.
 
     Building a Figure, its axes, colour bar and text artists costs far more than rendering it,
@@ -90,8 +36,7 @@ class HeatmapCanvas:
         vmax: float | None = 1.0,
         colorbar_label: str = "attention weight",
     ):
-        self.figure = Figure(figsize=figsize, dpi=dpi)
-        FigureCanvasAgg(self.figure)
+        super().__init__(figsize=figsize, dpi=dpi)
         self.figure.subplots_adjust(left=0.17, right=0.9, bottom=0.17, top=0.88)
         self.ax = self.figure.add_subplot()
         self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
@@ -185,9 +130,6 @@ class HeatmapCanvas:
         if highlight_row is not None:
             self._row_box.set_y(highlight_row - 0.5)
         return self.figure
-
-    def png(self) -> bytes:
-        return figure_to_png(self.figure)
 
 
 def attention_heatmap(

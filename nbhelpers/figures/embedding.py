@@ -14,11 +14,10 @@ from collections.abc import Sequence
 
 import matplotlib
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .plotting import ANNOTATE_MAX_CELLS, MASKED_COLOUR, figure_to_png, to_numpy
+from .canvas import ANNOTATE_MAX_CELLS, MASKED_COLOUR, Canvas, to_numpy
 
 POSITION_COLOURS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2")
 FADE_ALPHA = 0.7  # how much the rows of W_e that no token selects are washed out
@@ -48,14 +47,13 @@ def _check_inputs(ids, W_e, W_p, vocab) -> tuple[np.ndarray, np.ndarray, np.ndar
     return ids_array, W_e, W_p[: ids_array.size], labels
 
 
-class EmbeddingCanvas:
+class EmbeddingCanvas(Canvas):
     """U · W_e + W_p = h_0 as four heatmaps in one figure, redrawn without rebuilding."""
 
     def __init__(
         self, *, figsize: tuple[float, float] = (11.0, 3.6), dpi: int = 90, cmap: str = "RdBu_r"
     ):
-        self.figure = Figure(figsize=figsize, dpi=dpi)
-        FigureCanvasAgg(self.figure)
+        super().__init__(figsize=figsize, dpi=dpi)
         self._one_hot_cmap = matplotlib.colormaps["Blues"]
         self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
         self._shape: tuple[int, int, int] | None = None
@@ -201,9 +199,6 @@ class EmbeddingCanvas:
                     continue
                 text.set_text(fmt.format(values[i, j]))
                 text.set_color("white" if abs(values[i, j]) > dark_above else "black")
-
-    def png(self) -> bytes:
-        return figure_to_png(self.figure)
 
 
 def embedding_figure(

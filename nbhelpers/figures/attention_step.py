@@ -19,10 +19,9 @@ from collections.abc import Sequence
 
 import matplotlib
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .plotting import check_labels, check_row_index, figure_to_png, pixels_to_png, to_numpy
+from .canvas import Canvas, check_labels, check_row_index, figure_to_png, pixels_to_png, to_numpy
 
 # Axis limits move along a ladder (times powers of ten): round numbers on the axes, and bars
 # that still fill a good part of their panel.
@@ -54,7 +53,7 @@ def _matrix(name: str, values, ndim: int = 2) -> np.ndarray:
     return array
 
 
-class AttentionStepCanvas:
+class AttentionStepCanvas(Canvas):
     """The composite figure above; `draw(...)` updates it, `png()` renders it.
 
     With `blit=False` every artist is an ordinary one, so the figure renders completely
@@ -65,8 +64,7 @@ class AttentionStepCanvas:
         self, *, figsize: tuple[float, float] = (10.4, 4.6), dpi: int = 80, blit: bool = True
     ):
         self.blit = blit
-        self.figure = Figure(figsize=figsize, dpi=dpi)
-        self.canvas = FigureCanvasAgg(self.figure)
+        super().__init__(figsize=figsize, dpi=dpi)
         self._structure: tuple | None = None
         self._panels: dict[str, list] = {}  # what each panel repaints, in drawing order
         self._keys: dict[str, object] = {}  # what each panel shows now ...

@@ -9,21 +9,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .plotting import figure_to_png, to_numpy
+from .canvas import Canvas, to_numpy
 
 SERIES_COLOURS = ("#3b6ea8", "#e08a2c", "#4c9a5b", "#b5495b")
 ANNOTATE_MAX_BARS = 24
 
 
-class BarCanvas:
+class BarCanvas(Canvas):
     """Grouped bars: one group per label, one bar per series (e.g. "model" and "true")."""
 
     def __init__(self, *, figsize: tuple[float, float] = (5.6, 3.2), dpi: int = 90):
-        self.figure = Figure(figsize=figsize, dpi=dpi)
-        FigureCanvasAgg(self.figure)
+        super().__init__(figsize=figsize, dpi=dpi)
         self.figure.subplots_adjust(left=0.12, right=0.97, bottom=0.2, top=0.86)
         self.ax = self.figure.add_subplot()
         self._bars: list = []
@@ -105,9 +103,6 @@ class BarCanvas:
         self.ax.set_ylabel(ylabel)
         self.ax.set_title(title or "")
         return self.figure
-
-    def png(self) -> bytes:
-        return figure_to_png(self.figure)
 
 
 def bar_chart(series, labels, **kwargs) -> Figure:

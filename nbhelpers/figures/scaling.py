@@ -12,8 +12,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .charts import SERIES_COLOURS
-from .plotting import to_numpy
+from .bars import SERIES_COLOURS
+from .canvas import to_numpy
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -28,16 +28,6 @@ def _finish_loglog(figure: Figure, ax, *, xlabel: str, ylabel: str, title: str) 
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8)
     figure.tight_layout()
-
-
-def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
-    """The exponent p of the least-squares fit values ≈ c · n^p (a line on log-log axes)."""
-    ns, values = np.asarray(ns, dtype=float), np.asarray(values, dtype=float)
-    keep = (ns > 0) & (values > 0) & np.isfinite(values)
-    if keep.sum() < 2:
-        raise ValueError(f"need at least 2 positive points to fit a slope, got {int(keep.sum())}")
-    slope, _ = np.polyfit(np.log(ns[keep]), np.log(values[keep]), 1)
-    return float(slope)
 
 
 def loglog_figure(

@@ -18,10 +18,9 @@ from collections.abc import Sequence
 
 import matplotlib
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .plotting import MASKED_COLOUR, check_labels, pixels_to_png, to_numpy
+from .canvas import MASKED_COLOUR, Canvas, check_labels, pixels_to_png, to_numpy
 
 GRID_COLUMNS = 4
 HIGHLIGHT = "#d62728"
@@ -32,14 +31,13 @@ def _symmetric_limit(*arrays: np.ndarray) -> float:
     return top if top > 0 else 1.0
 
 
-class HeadGridCanvas:
+class HeadGridCanvas(Canvas):
     """A reusable figure of h per-head heatmaps above Concat(heads) and the output."""
 
     def __init__(
         self, *, dpi: int = 72, weights_cmap: str = "viridis", values_cmap: str = "RdBu_r"
     ):
-        self.figure = Figure(dpi=dpi)
-        FigureCanvasAgg(self.figure)
+        super().__init__(dpi=dpi)
         self._weights_cmap = matplotlib.colormaps[weights_cmap].with_extremes(bad=MASKED_COLOUR)
         self._values_cmap = matplotlib.colormaps[values_cmap]
         self._layout: tuple[int, int, int] | None = None

@@ -1,4 +1,4 @@
-"""A small probabilistic grammar of Japanese sentences, and its tokenizer.
+"""A small probabilistic grammar of Japanese sentences (notebook 08).
 
 The small GPT of notebook 08 trains on sentences such as
 
@@ -27,19 +27,15 @@ programming over the finitely many states; nothing is estimated by sampling.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
 import torch
 
-from .validation import check_positive_int, check_token_ids
+from ..support.validation import check_positive_int, check_token_ids
+from .tokenizer import EOS, Tokenizer
 
-PAD, SOS, EOS = "<PAD>", "<SOS>", "<EOS>"
-SPECIALS = (PAD, SOS, EOS)
-
-# Word classes with their probabilities. An optional slot's "nothing" gets 1 - sum(probs).
 TIMES = {"今日": 0.1, "毎朝": 0.1, "夕方": 0.1}
 SUBJECT_ADJECTIVES = {"小さな": 0.15, "大きな": 0.15, "白い": 0.1, "黒い": 0.1}
 SUBJECTS = {"犬": 0.25, "猫": 0.15, "鳥": 0.2, "魚": 0.15, "馬": 0.1, "子供": 0.15}
@@ -91,106 +87,6 @@ WORD_CLASSES = (
     {v: 1.0 for verbs in VERBS.values() for v in verbs},
     CONJUNCTIONS,
 )
-
-
-class Tokenizer:
-    """Tokens <-> ids. Ids 0, 1, 2 are <PAD>, <SOS> (start of sentence), <EOS> (end).
-
-    Text is split on whitespace; a chunk that is not a token is segmented by longest match, so
-    "犬が河岸を" and "犬 が 河岸 を" give the same tokens. An unknown piece raises ValueError.
-    """
-
-    def __init__(self, words: Sequence[str]):
-        words = [str(w) for w in words]
-        if len(set(words)) != len(words) or set(words) & set(SPECIALS):
-            raise ValueError("words must be distinct and must not contain <PAD>, <SOS>, <EOS>")
-        self.tokens: list[str] = [*SPECIALS, *words]
-        self.ids: dict[str, int] = {t: i for i, t in enumerate(self.tokens)}
-        self.pad_id, self.sos_id, self.eos_id = (self.ids[t] for t in SPECIALS)
-        self._longest_first = sorted(self.tokens, key=len, reverse=True)
-
-    def __len__(self) -> int:
-        return len(self.tokens)
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.tokens)
-
-    def __repr__(self) -> str:
-        return f"Tokenizer({len(self)} tokens)"
-
-    def tokenize(self, text) -> list[str]:
-        """A list of tokens from a string (spaces optional) or a sequence of tokens."""
-        if isinstance(text, str):
-            pieces = []
-            for chunk in text.split():
-                pieces.extend(self._segment(chunk))
-            return pieces
-        if isinstance(text, Sequence) and all(isinstance(t, str) for t in text):
-            for t in text:
-                if t not in self.ids:
-                    raise ValueError(f"text: unknown token {t!r}; {self._known()}")
-            return list(text)
-        raise TypeError(f"text must be a str or a sequence of str, got {type(text).__name__}")
-
-    def _segment(self, chunk: str) -> list[str]:
-        if chunk in self.ids:
-            return [chunk]
-        pieces, start = [], 0
-        while start < len(chunk):
-            match = next((t for t in self._longest_first if chunk.startswith(t, start)), None)
-            if match is None:
-                rest = re.split(r"\s", chunk[start:])[0]
-                raise ValueError(f"text: unknown token {rest!r} in {chunk!r}; {self._known()}")
-            pieces.append(match)
-            start += len(match)
-        return pieces
-
-    def _known(self) -> str:
-        return "the vocabulary is " + " ".join(self.tokens)
-
-    def encode(self, text, *, sos: bool = True, eos: bool = False) -> torch.Tensor:
-        """Token ids (int64, 1-D) of `text`, with <SOS> first (unless already there) when `sos`,
-        and <EOS> last when `eos`."""
-        tokens = self.tokenize(text)
-        if sos and (not tokens or tokens[0] != SOS):
-            tokens = [SOS, *tokens]
-        if eos:
-            tokens = [*tokens, EOS]
-        return torch.tensor([self.ids[t] for t in tokens], dtype=torch.long)
-
-    def decode(self, ids, *, skip_special: bool = False) -> list[str]:
-        """The tokens of a 1-D sequence of ids (a tensor or a list of ints)."""
-        values = torch.as_tensor(ids).reshape(-1).tolist() if not isinstance(ids, list) else ids
-        for i in values:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
-                raise ValueError(f"ids must be ints in [0, {len(self)}), got {i!r}")
-        tokens = [self.tokens[i] for i in values]
-        return [t for t in tokens if t not in SPECIALS] if skip_special else tokens
-
-    def until_eos(self, ids) -> list[int]:
-        """The ids up to and including the first <EOS> (all of them if there is none): a
-        generated sentence without what a batch appends after its end."""
-        values = torch.as_tensor(ids).reshape(-1).tolist()
-        return values[: values.index(self.eos_id) + 1] if self.eos_id in values else values
-
-    def to_text(self, ids, *, sep: str = "") -> str:
-        """Readable text: the words up to the first <EOS>, joined with `sep`."""
-        tokens = self.decode(ids)
-        if EOS in tokens:
-            tokens = tokens[: tokens.index(EOS)]
-        return sep.join(t for t in tokens if t not in SPECIALS)
-
-    def pad(self, sequences: Sequence[Sequence[int]], length: int | None = None) -> torch.Tensor:
-        """A (B, length) batch of id sequences, padded on the right with <PAD>."""
-        longest = max((len(s) for s in sequences), default=0)
-        length = longest if length is None else length
-        if length < longest:
-            raise ValueError(f"length={length} is shorter than the longest sequence ({longest})")
-        batch = torch.full((len(sequences), length), self.pad_id, dtype=torch.long)
-        for row, sequence in enumerate(sequences):
-            batch[row, : len(sequence)] = torch.as_tensor(list(sequence), dtype=torch.long)
-        return batch
 
 
 def _optional(options: dict[str, float]) -> float:

@@ -1,0 +1,37 @@
+"""The figures layer: pure figure builders and the canvases that redraw them in place.
+
+Each module draws what one or two notebooks show; none touches pyplot's state. Importing
+the package sets up the Japanese font (see canvas.py).
+"""
+
+from .attention_step import AttentionStepCanvas, attention_step_figure
+from .bars import BarCanvas, bar_chart
+from .canvas import Canvas, figure_to_png, show_figure
+from .embedding import EmbeddingCanvas, embedding_figure
+from .heads import HeadGridCanvas, head_grid_figure
+from .heatmap import HeatmapCanvas, attention_heatmap
+from .memory import MemoryBarsCanvas
+from .next_token import next_token_figure
+from .scaling import against_dk_figure, loglog_figure
+from .training import training_figure
+
+__all__ = [
+    "AttentionStepCanvas",
+    "BarCanvas",
+    "Canvas",
+    "EmbeddingCanvas",
+    "HeadGridCanvas",
+    "HeatmapCanvas",
+    "MemoryBarsCanvas",
+    "against_dk_figure",
+    "attention_heatmap",
+    "attention_step_figure",
+    "bar_chart",
+    "embedding_figure",
+    "figure_to_png",
+    "head_grid_figure",
+    "loglog_figure",
+    "next_token_figure",
+    "show_figure",
+    "training_figure",
+]

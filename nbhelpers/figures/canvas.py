@@ -1,0 +1,86 @@
+"""What every figure builder shares: the Canvas base, PNG rendering, and label checks.
+
+Figures never touch pyplot's state: each owns a matplotlib Figure on its own Agg canvas.
+Widgets show them as PNG bytes in an ipywidgets.Image; a notebook cell shows one with
+`show_figure`. Importing this module sets up a Japanese-capable font (IPAexGothic, via
+matplotlib-fontja) so that labels such as 犬 / が / 河岸 render without missing glyphs.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib_fontja  # noqa: F401  (sets rcParams["font.family"] to IPAexGothic on import)
+import numpy as np
+import PIL.Image
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+# Cells are annotated with their value only while the numbers stay legible.
+ANNOTATE_MAX_CELLS = 144
+MASKED_COLOUR = "#d0d0d0"
+# Fast, lossless and deterministic; zlib's default level 6 costs several times more here.
+PNG_COMPRESS_LEVEL = 1
+
+
+def to_numpy(values) -> np.ndarray:
+    """A float array from a tensor (any device, with or without grad) or array-like."""
+    if hasattr(values, "detach"):
+        values = values.detach().to("cpu").float().numpy()
+    return np.asarray(values, dtype=float)
+
+
+def figure_to_png(figure: Figure) -> bytes:
+    """Render a Figure to PNG bytes (what an ipywidgets.Image displays)."""
+    buffer = io.BytesIO()
+    if figure.canvas is None or not isinstance(figure.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(figure)
+    figure.canvas.print_png(buffer)
+    return buffer.getvalue()
+
+
+def pixels_to_png(pixels: np.ndarray) -> bytes:
+    """PNG bytes of an (height, width, 3 or 4) uint8 array, such as a blitted canvas."""
+    buffer = io.BytesIO()
+    PIL.Image.fromarray(pixels).save(buffer, format="png", compress_level=PNG_COMPRESS_LEVEL)
+    return buffer.getvalue()
+
+
+def check_labels(name: str, labels, expected: int, *, unit: str | None = None) -> list[str]:
+    """`expected` labels as strings (0, 1, ... when None); `unit` says what they label."""
+    if labels is None:
+        return [str(i) for i in range(expected)]
+    labels = [str(label) for label in labels]
+    if len(labels) != expected:
+        count = f"there are {expected} {unit}" if unit else f"the matrix has {expected}"
+        raise ValueError(f"{name} has {len(labels)} labels but {count}")
+    return labels
+
+
+def check_row_index(name: str, index, rows: int) -> None:
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"{name} must be an int row index, got {type(index).__name__}")
+    if not 0 <= index < rows:
+        raise ValueError(f"{name} must be a row index in [0, {rows}), got {index}")
+
+
+def show_figure(figure: Figure):
+    """Display a Figure in a notebook cell as a PNG (no pyplot backend involved)."""
+    from IPython.display import Image
+
+    return Image(figure_to_png(figure))
+
+
+class Canvas:
+    """A Figure on its own Agg canvas, kept between draws so that a redraw only swaps data.
+
+    Building a Figure, its axes and text artists costs far more than rendering it, so
+    slider-driven widgets keep one canvas and change what its artists show.
+    """
+
+    def __init__(self, *, figsize: tuple[float, float] | None = None, dpi: int = 90):
+        self.figure = Figure(figsize=figsize, dpi=dpi)
+        self.canvas = FigureCanvasAgg(self.figure)
+
+    def png(self) -> bytes:
+        return figure_to_png(self.figure)
