@@ -69,20 +69,47 @@ def attention(
 
 
 def scaled_dot_product_attention(
-    Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, mask: torch.Tensor | None = None
+    Q: torch.Tensor,
+    K: torch.Tensor,
+    V: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    is_causal: bool = False,
 ) -> torch.Tensor:
     """The fast path: the same output as `attention`, computed by torch's fused kernels
-    (flash or memory-efficient on a GPU), without materialising the weights for us."""
+    (flash or memory-efficient on a GPU), without materialising the weights for us.
+
+    `is_causal=True` applies the causal mask M inside the kernel (n = m), without building
+    it: on a GPU only that form reaches the flash kernel, which rejects an explicit mask."""
     check_qkv(Q, K, V)
+    if mask is not None and is_causal:
+        raise ValueError("pass either mask (add causal_mask(n) to it) or is_causal=True, not both")
+    if mask is not None:
+        scores_shape = (
+            *torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2]),
+            Q.shape[-2],
+            K.shape[-2],
+        )
+        check_additive_mask(mask, scores_shape, Q.device)
+    return fused_attention(Q, K, V, mask, is_causal=is_causal)
+
+
+def fused_attention(
+    Q: torch.Tensor,
+    K: torch.Tensor,
+    V: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    is_causal: bool = False,
+) -> torch.Tensor:
+    """`scaled_dot_product_attention` without the argument checks, for callers that made them
+    once already (MultiHeadAttention inside GPT1). No step of it waits for the device."""
     if mask is None:
-        return F.scaled_dot_product_attention(Q, K, V)
-    scores_shape = (*torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
-    row_max = check_additive_mask(mask, scores_shape, Q.device)
+        return F.scaled_dot_product_attention(Q, K, V, is_causal=is_causal)
     output = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask.to(Q.dtype))
     # A query that may see no key gets NaN or zeros depending on torch's version and kernel;
     # match `attention`, which always gives zeros.
-    blind = torch.isneginf(row_max)
-    return output.masked_fill(blind, 0.0) if blind.any() else output
+    return output.masked_fill(torch.isneginf(mask.amax(dim=-1, keepdim=True)), 0.0)
 
 
 class SelfAttention(nn.Module):

@@ -102,8 +102,19 @@ class GPT1Block(nn.Module):
         self.ln_2 = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, h: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        h = self.ln_1(h + self.dropout(self.attn(h, mask)))
+    def forward(
+        self,
+        h: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        cache=None,
+        start: int = 0,
+        validate: bool = True,
+    ) -> torch.Tensor:
+        """h_l = block(h_{l-1}); `cache`, `start` and `validate` go to the attention (see
+        MultiHeadAttention.forward): a KV cache passes through here, not around it."""
+        attended = self.attn(h, mask, cache=cache, start=start, validate=validate)
+        h = self.ln_1(h + self.dropout(attended))
         return self.ln_2(h + self.dropout(self.ffn(h)))
 
 
@@ -137,30 +148,67 @@ class GPT1(nn.Module):
     def device(self) -> torch.device:
         return self.W_e.weight.device
 
-    def check_ids(self, ids: torch.Tensor) -> torch.Tensor:
-        check_token_ids(ids, self.config.vocab_size, self.config.n_ctx)
+    def check_ids(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Token ids in range, on the model's device, and with positions start .. start+n-1
+        inside the context."""
+        check_token_ids(ids, self.config.vocab_size, self.config.n_ctx - start)
         if ids.device != self.device:
             raise ValueError(f"ids must be on the model's device {self.device}, got {ids.device}")
         return ids
 
-    def embed(self, ids: torch.Tensor) -> torch.Tensor:
-        """h_0 = U W_e + W_p, computed as a row lookup (the same numbers, no one-hot matmul)."""
-        n = self.check_ids(ids).shape[-1]
-        return self.dropout(self.W_e(ids) + self.W_p[:n])
+    def check_inputs(self, ids: torch.Tensor, mask: torch.Tensor | None, start: int = 0) -> None:
+        """Everything forward needs of its arguments, checked once rather than in every layer."""
+        n = self.check_ids(ids, start).shape[-1]
+        if mask is not None:
+            # h_0's shape, device and dtype without its memory: an expanded 0-d tensor
+            h = self.W_e.weight.new_empty(()).expand(*ids.shape, self.config.d_model)
+            self.blocks[0].attn.per_head(h, mask, start + n)
 
-    def hidden_states(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """h_n: the last block's output, (..., n, d_model)."""
-        h = self.embed(ids)
-        for block in self.blocks:
-            h = block(h, mask)
+    def embed(self, ids: torch.Tensor, start: int = 0, *, validate: bool = True) -> torch.Tensor:
+        """h_0 = U W_e + W_p, computed as a row lookup (the same numbers, no one-hot matmul);
+        the tokens sit at positions start .. start+n-1."""
+        if validate:
+            self.check_ids(ids, start)
+        n = ids.shape[-1]
+        return self.dropout(self.W_e(ids) + self.W_p[start : start + n])
+
+    def hidden_states(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        cache=None,
+        validate: bool = True,
+    ) -> torch.Tensor:
+        """h_n: the last block's output, (..., n, d_model). With a KVCache, ids are the
+        tokens after the cache's `length` positions, and the cache is extended by them."""
+        start = 0 if cache is None else cache.length
+        if validate:
+            self.check_inputs(ids, mask, start)
+        if cache is not None:
+            cache.check_room(ids.shape[-1])  # plain ints: no wait for the device per token
+        h = self.embed(ids, start, validate=False)
+        for layer, block in enumerate(self.blocks):
+            layer_cache = None if cache is None else cache.layers[layer]
+            h = block(h, mask, cache=layer_cache, start=start, validate=False)
+        if cache is not None:
+            cache.length = start + ids.shape[-1]
         return h
 
     def forward(
-        self, ids: torch.Tensor, mask: torch.Tensor | None = None, last_only: bool = False
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        last_only: bool = False,
+        *,
+        cache=None,
+        validate: bool = True,
     ) -> torch.Tensor:
         """Logits h_n W_eᵀ for every position, or only the last one (all that generation
-        needs) when last_only: (..., n, vocab) or (..., vocab)."""
-        h = self.hidden_states(ids, mask)
+        needs) when last_only: (..., n, vocab) or (..., vocab). The arguments are checked
+        here, once (`validate=False` skips that for a caller that has); `cache` is a
+        KVCache that the new tokens extend (notebook 09)."""
+        h = self.hidden_states(ids, mask, cache=cache, validate=validate)
         if last_only:
             h = h[..., -1, :]
         return h @ self.W_e.weight.T  # tied: the same storage as the input embedding

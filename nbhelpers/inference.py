@@ -56,8 +56,13 @@ def next_token_distribution(
     """
     check_gpt1(model)
     check_sampling(temperature, top_k, model.config.vocab_size)
+    model.check_ids(ids)
+    return _next_token_probs(model, ids, temperature, top_k)
+
+
+def _next_token_probs(model, ids, temperature, top_k) -> torch.Tensor:
     with evaluating(model):
-        logits = model(ids, last_only=True)
+        logits = model(ids, last_only=True, validate=False)  # the caller checked ids
     return F.softmax(filter_logits(logits, temperature, top_k), dim=-1)
 
 
@@ -80,7 +85,7 @@ def generate(
     samples reproducible.
     """
     check_gpt1(model)
-    check_token_ids(ids, model.config.vocab_size, model.config.n_ctx)
+    model.check_ids(ids)  # once: the tokens it adds are the model's own, always in range
     if ids.dim() > 2:
         raise ValueError(f"ids must have shape (n,) or (B, n), got {tuple(ids.shape)}")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
@@ -102,7 +107,7 @@ def generate(
     finished = torch.zeros(out.shape[0], dtype=torch.bool, device=out.device)
     for _ in range(max_new_tokens):
         context = out[:, -model.config.n_ctx :]
-        probs = next_token_distribution(model, context, temperature, top_k)
+        probs = _next_token_probs(model, context, temperature, top_k)
         where = generator.device if generator is not None else probs.device
         new = torch.multinomial(probs.to(where), 1, generator=generator).to(out.device)
         if eos_id is not None:

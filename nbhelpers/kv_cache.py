@@ -11,18 +11,15 @@ values of positions 0..t never change once computed: a later token cannot alter 
 
 The cache holds, per layer, K and V of shape (batch, heads, positions, d_head): it costs
 2 · n_layers · batch · positions · d_model numbers of memory and saves recomputing them.
-The cached forward below reuses the model's own modules (W_e, W_p, and each block's W_Q, W_K,
-W_V, W_O, ln_1, ffn, ln_2), so it computes the same function with the same weights.
+There is one forward pass: `model(new_ids, cache=cache)` runs GPT1.forward, whose blocks pass
+the cache to their attention, so the cached path cannot drift from the full one.
 """
 
 from __future__ import annotations
 
 import torch
 
-from .attention import scaled_dot_product_attention
 from .gpt1 import GPT1, evaluating
-from .masks import causal_mask
-from .multihead import merge_heads, split_heads
 from .support.validation import check_positive_int
 
 
@@ -31,66 +28,53 @@ def _check_model(model) -> None:
         raise TypeError(f"model must be an nbhelpers GPT1, got {type(model).__name__}")
 
 
+class LayerCache:
+    """One layer's keys and values (B, h, capacity, d_head), filled from position 0 on."""
+
+    def __init__(self, shape: tuple[int, ...], device, dtype):
+        self.keys = torch.empty(shape, device=device, dtype=dtype)
+        self.values = torch.empty(shape, device=device, dtype=dtype)
+
+    def store(self, start: int, k: torch.Tensor, v: torch.Tensor):
+        """Write the new positions' k, v (B, h, t, d_head) at `start`; return all K, V so far."""
+        end = start + k.shape[-2]
+        self.keys[:, :, start:end] = k
+        self.values[:, :, start:end] = v
+        return self.keys[:, :, :end], self.values[:, :, :end]
+
+
 class KVCache:
-    """Keys and values of every layer for positions 0 .. length-1, preallocated to capacity."""
+    """Keys and values of every layer for positions 0 .. length-1, preallocated to capacity.
+
+    Pass it to the model, `model(new_ids, cache=cache)`: the new tokens take positions
+    length .. length+t-1, and `length` grows by t."""
 
     def __init__(self, model: GPT1, batch: int, capacity: int):
         _check_model(model)
         config = model.config
+        check_positive_int("batch", batch)
         check_positive_int("capacity", capacity)
         if capacity > config.n_ctx:
             raise ValueError(f"capacity must be <= n_ctx={config.n_ctx}, got {capacity}")
-        d_head = config.d_model // config.n_heads
-        shape = (batch, config.n_heads, capacity, d_head)
+        shape = (batch, config.n_heads, capacity, config.d_model // config.n_heads)
         dtype = model.W_e.weight.dtype
-        self.keys = [torch.empty(shape, device=model.device, dtype=dtype) for _ in model.blocks]
-        self.values = [torch.empty(shape, device=model.device, dtype=dtype) for _ in model.blocks]
+        self.layers = [LayerCache(shape, model.device, dtype) for _ in model.blocks]
         self.capacity = capacity
         self.length = 0
 
-    def store(self, layer: int, start: int, k: torch.Tensor, v: torch.Tensor):
-        """Write the new positions' k, v (B, h, t, d_head) at `start`; return all K, V so far."""
-        end = start + k.shape[-2]
-        if end > self.capacity:
-            raise ValueError(f"the cache holds {self.capacity} positions, asked for {end}")
-        self.keys[layer][:, :, start:end] = k
-        self.values[layer][:, :, start:end] = v
-        return self.keys[layer][:, :, :end], self.values[layer][:, :, :end]
+    def check_room(self, new: int) -> None:
+        if self.length + new > self.capacity:
+            raise ValueError(
+                f"the cache holds {self.capacity} positions, asked for {self.length + new}"
+            )
 
     @property
     def nbytes(self) -> int:
         """Memory the cache holds (all of its capacity, filled or not)."""
-        return sum(t.numel() * t.element_size() for t in self.keys + self.values)
+        return sum(t.numel() * t.element_size() for c in self.layers for t in (c.keys, c.values))
 
     def __repr__(self) -> str:
-        return f"KVCache(layers={len(self.keys)}, capacity={self.capacity})"
-
-
-def forward_with_cache(model: GPT1, ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
-    """Run the new tokens ids (B, t) at positions cache.length .. cache.length+t-1, reading
-    earlier positions' keys and values from the cache and adding theirs; returns the logits
-    of the last new position (B, vocab)."""
-    start, t = cache.length, ids.shape[-1]
-    # Checked before W_p[start : start + t] is sliced, where overflowing fails as a bare
-    # shape mismatch; plain ints, so no device sync in the per-token loop.
-    if start + t > cache.capacity:
-        raise ValueError(f"the cache holds {cache.capacity} positions, asked for {start + t}")
-    config = model.config
-    h = model.dropout(model.W_e(ids) + model.W_p[start : start + t])
-    # The t new queries are the last t of start+t positions: lower-right causal alignment.
-    # A single query may see every key, so it needs no mask at all.
-    mask = causal_mask(t, start + t, device=h.device) if t > 1 else None
-    for layer, block in enumerate(model.blocks):
-        attn = block.attn
-        q = split_heads(attn.W_Q(h), config.n_heads)
-        k = split_heads(attn.W_K(h), config.n_heads)
-        v = split_heads(attn.W_V(h), config.n_heads)
-        K, V = cache.store(layer, start, k, v)
-        heads = scaled_dot_product_attention(q, K, V, mask)
-        h = block.ln_1(h + block.dropout(attn.W_O(merge_heads(heads))))
-        h = block.ln_2(h + block.dropout(block.ffn(h)))
-    cache.length = start + t
-    return h[:, -1, :] @ model.W_e.weight.T
+        return f"KVCache(layers={len(self.layers)}, capacity={self.capacity})"
 
 
 def _check_generation_args(model, ids, max_new_tokens) -> torch.Tensor:
@@ -131,7 +115,8 @@ def generate_without_cache(
     with evaluating(model, torch.inference_mode):  # dropout would make the two differ
         tokens = batch
         for _ in range(max_new_tokens):
-            last = model(tokens, last_only=True)  # (B, vocab): only the last row is needed
+            # (B, vocab): only the last row is needed; the ids were checked above
+            last = model(tokens, last_only=True, validate=False)
             logits.append(last)
             tokens = torch.cat([tokens, last.argmax(dim=-1, keepdim=True)], dim=-1)
     return _finish(ids, tokens, logits, return_logits)
@@ -153,7 +138,7 @@ def generate_with_cache(
         tokens[:, : batch.shape[-1]] = batch
         new = batch
         for step in range(max_new_tokens):
-            last = forward_with_cache(model, new, cache)
+            last = model(new, last_only=True, cache=cache, validate=False)  # checked above
             logits.append(last)
             new = last.argmax(dim=-1, keepdim=True)
             tokens[:, batch.shape[-1] + step] = new[:, 0]

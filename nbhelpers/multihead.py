@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .attention import attention, scaled_dot_product_attention
+from .attention import attention, fused_attention
 from .masks import causal_mask
 from .support.validation import check_additive_mask, check_float_tensor, check_positive_int
 
@@ -61,7 +61,8 @@ class MultiHeadAttention(nn.Module):
 
     `mask` is additive (0 allowed, -inf blocked) and may be shared, (n, n); per sentence,
     (B, n|1, n) with x (B, n, d_model), e.g. a padding_mask; or per head, (B, h|1, n|1, n).
-    With causal=True the causal mask M is added to it.
+    With causal=True the causal mask M applies too; with no other mask it is left to the
+    kernel (`is_causal=True`), so no (n, n) tensor is built and a GPU can use flash.
     """
 
     def __init__(self, d_model: int, num_heads: int, causal: bool = False, bias: bool = True):
@@ -77,17 +78,58 @@ class MultiHeadAttention(nn.Module):
         self.W_V = nn.Linear(d_model, d_model, bias=bias)
         self.W_O = nn.Linear(d_model, d_model, bias=bias)
 
-    def head_mask(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor | None:
-        """The additive mask for the (..., h, n, n) scores, in x's dtype: a per-sentence mask
-        (same rank as x) gets a head axis; causal adds M."""
-        n = x.shape[-2]
-        scores_shape = (*x.shape[:-2], self.num_heads, n, n)
-        if mask is not None:
-            if not isinstance(mask, torch.Tensor):
-                raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
-            given = tuple(mask.shape)
-            if mask.dim() >= 3 and mask.dim() == x.dim():
-                mask = mask.unsqueeze(-3)  # (B, n|1, n) -> (B, 1, n|1, n): same for every head
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        return_weights: bool = False,
+        *,
+        cache=None,
+        start: int = 0,
+        validate: bool = True,
+    ):
+        """x (..., n, d_model) -> (..., n, d_model); with return_weights also the per-head
+        weights (..., h, n, m).
+
+        With a `cache` (one layer of a KVCache), x holds the tokens at positions
+        start .. start+n-1: their keys and values are stored, and the queries attend to all
+        m = start + n positions so far. `validate=False` skips the argument checks, for a
+        caller that made them once already (GPT1.forward).
+        """
+        if validate:
+            self.check_input(x)
+        keys = start + x.shape[-2]
+        mask = self.per_head(x, mask, keys, validate)
+        q = split_heads(self.W_Q(x), self.num_heads)  # (..., h, n, d_head)
+        k = split_heads(self.W_K(x), self.num_heads)
+        v = split_heads(self.W_V(x), self.num_heads)
+        if cache is not None:
+            k, v = cache.store(start, k, v)  # every position so far: (..., h, m, d_head)
+        n, m = q.shape[-2], k.shape[-2]
+        causal = self.causal and n > 1  # a single new query may see every key so far
+        if causal and (mask is not None or return_weights or n != m):
+            # The kernel's is_causal aligns the queries top-left; cached queries are the *last*
+            # n of m positions, and a mask of our own must be combined with M: build M.
+            M = causal_mask(n, m, device=x.device, dtype=x.dtype)
+            mask, causal = (M if mask is None else mask + M), False
+        if return_weights:
+            heads, weights = attention(q, k, v, mask)
+            return self.W_O(merge_heads(heads)), weights
+        return self.W_O(merge_heads(fused_attention(q, k, v, mask, is_causal=causal)))
+
+    def per_head(self, x, mask, keys: int, validate: bool = True) -> torch.Tensor | None:
+        """The mask for the (..., h, n, keys) scores, in x's dtype: a per-sentence mask (same
+        rank as x) gets a head axis. Checked when `validate`."""
+        if mask is None:
+            return None
+        if not isinstance(mask, torch.Tensor):
+            raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
+        given = tuple(mask.shape)
+        if mask.dim() >= 3 and mask.dim() == x.dim():
+            mask = mask.unsqueeze(-3)  # (B, n|1, m) -> (B, 1, n|1, m): same for every head
+        if validate:
+            n = x.shape[-2]
+            scores_shape = (*x.shape[:-2], self.num_heads, n, keys)
             try:
                 check_additive_mask(mask, scores_shape, x.device)
             except ValueError as error:
@@ -95,17 +137,13 @@ class MultiHeadAttention(nn.Module):
                     raise
                 raise ValueError(
                     f"mask of shape {given} does not fit x of shape {tuple(x.shape)}: the scores "
-                    f"are {scores_shape} (..., h, n queries, n keys); pass a mask of shape "
-                    f"(n, n) = ({n}, {n}), one per sentence (..., n|1, n) with x's batch dims, "
-                    f"or one per head (..., h|1, n|1, n)"
+                    f"are {scores_shape} (..., h, n queries, m keys); pass a mask of shape "
+                    f"(n, m) = ({n}, {keys}), one per sentence (..., n|1, m) with x's batch "
+                    f"dims, or one per head (..., h|1, n|1, m)"
                 ) from None
-            mask = mask.to(x.dtype)  # float32 + float16 scores would promote, then fail at @ V
-        if self.causal:
-            causal = causal_mask(n, device=x.device, dtype=x.dtype)
-            mask = causal if mask is None else mask + causal
-        return mask
+        return mask.to(x.dtype)  # float32 + float16 scores would promote, then fail at @ V
 
-    def _check_input(self, x) -> None:
+    def check_input(self, x) -> None:
         check_float_tensor("x", x)
         if x.shape[-1] != self.d_model:
             raise ValueError(
@@ -119,21 +157,6 @@ class MultiHeadAttention(nn.Module):
                 f"{weight.device}, got {x.dtype} on {x.device} (use module.to(x.device, "
                 f"x.dtype) or x.to(...))"
             )
-
-    def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, return_weights: bool = False
-    ):
-        """x (..., n, d_model) -> (..., n, d_model); with return_weights also the
-        per-head weights (..., h, n, n)."""
-        self._check_input(x)
-        mask = self.head_mask(x, mask)
-        q = split_heads(self.W_Q(x), self.num_heads)  # (..., h, n, d_head)
-        k = split_heads(self.W_K(x), self.num_heads)
-        v = split_heads(self.W_V(x), self.num_heads)
-        if return_weights:
-            heads, weights = attention(q, k, v, mask)
-            return self.W_O(merge_heads(heads)), weights
-        return self.W_O(merge_heads(scaled_dot_product_attention(q, k, v, mask)))
 
     def extra_repr(self) -> str:
         return (

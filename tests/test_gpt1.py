@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from nbhelpers import GPT1, GPT1Block, GPT1Config, one_hot, parameter_breakdown
+from nbhelpers import GPT1, GPT1Block, GPT1Config, one_hot, padding_mask, parameter_breakdown
 from nbhelpers.support.validation import check_token_ids
 
 PAPER_PARAMETERS = 116_534_784  # 12 x 768, 12 heads, 512 positions, 40,478 BPE tokens
@@ -291,3 +291,32 @@ def test_model_wants_a_config():
         GPT1({"vocab_size": 10})
     with pytest.raises(TypeError, match="model must be a GPT1"):
         parameter_breakdown(nn.Linear(2, 2))
+
+
+# --- the fast path --------------------------------------------------------------------------
+
+
+def test_a_causal_forward_leaves_the_mask_to_the_kernel(monkeypatch):
+    calls = []
+    real = torch.nn.functional.scaled_dot_product_attention
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
+    model = GPT1(GPT1Config(vocab_size=11, n_ctx=8, d_model=16, n_layers=2, n_heads=4)).eval()
+    with torch.no_grad():
+        model(torch.tensor([[1, 2, 3, 4, 5]]))
+    assert len(calls) == 2  # one per block
+    assert all(c.get("attn_mask") is None and c.get("is_causal") is True for c in calls)
+
+
+def test_a_padding_mask_still_combines_with_the_causal_mask():
+    model = GPT1(GPT1Config(vocab_size=11, n_ctx=8, d_model=16, n_layers=1, n_heads=4)).eval()
+    ids = torch.tensor([[1, 2, 3, 0, 0], [1, 4, 5, 6, 7]])
+    pad = padding_mask([3, 5], 5)
+    with torch.no_grad():
+        padded = model(ids, pad)
+        alone = model(ids[:1, :3])  # the first sentence without its padding
+    torch.testing.assert_close(padded[:1, :3], alone, atol=1e-6, rtol=0)

@@ -5,7 +5,6 @@ from nbhelpers import GPT1, GPT1Config
 from nbhelpers.kv_cache import (
     KVCache,
     check_cache_agrees,
-    forward_with_cache,
     generate_with_cache,
     generate_without_cache,
 )
@@ -50,8 +49,8 @@ def test_cached_logits_equal_the_full_forward_at_every_position():
     cache = KVCache(model, batch=1, capacity=9)
     with torch.no_grad():
         full = model(ids)  # (1, 9, vocab)
-        first = forward_with_cache(model, ids[:, :4], cache)  # a prompt of 4, then 1 by 1
-        steps = [forward_with_cache(model, ids[:, j : j + 1], cache) for j in range(4, 9)]
+        first = model(ids[:, :4], last_only=True, cache=cache)  # a prompt of 4, then 1 by 1
+        steps = [model(ids[:, j : j + 1], last_only=True, cache=cache) for j in range(4, 9)]
     torch.testing.assert_close(first, full[:, 3], atol=1e-5, rtol=0)
     for j, logits in zip(range(4, 9), steps, strict=True):
         torch.testing.assert_close(logits, full[:, j], atol=1e-5, rtol=0)
@@ -107,3 +106,24 @@ def test_bad_input_names_the_argument(generate, ids, max_new_tokens, message):
 def test_model_must_be_a_gpt1():
     with pytest.raises(TypeError, match="model must be an nbhelpers GPT1"):
         generate_with_cache(torch.nn.Linear(2, 2), prompt(), 2)
+
+
+def test_several_new_tokens_after_a_cached_prefix_see_the_right_keys():
+    # t > 1 queries after start > 0: the lower-right causal mask, not the kernel's is_causal
+    model = make_model().eval()
+    ids = prompt(9, batch=2)
+    cache = KVCache(model, batch=2, capacity=9)
+    with torch.no_grad():
+        full = model(ids)
+        model(ids[:, :3], cache=cache)
+        rest = model(ids[:, 3:], cache=cache)
+    torch.testing.assert_close(rest, full[:, 3:], atol=1e-5, rtol=0)
+
+
+def test_a_cache_that_is_full_says_so():
+    model = make_model().eval()
+    cache = KVCache(model, batch=1, capacity=4)
+    with torch.no_grad():
+        model(prompt(4, batch=1), cache=cache)
+        with pytest.raises(ValueError, match="the cache holds 4 positions, asked for 5"):
+            model(prompt(1, batch=1), cache=cache)

@@ -154,7 +154,7 @@ def test_bad_arguments_are_named(call, error, message):
     [
         ((5, 8), torch.zeros(4, 4), r"mask of shape \(4, 4\) does not fit x of shape \(5, 8\)"),
         ((2, 5, 8), torch.zeros(3, 5, 5), r"mask of shape \(3, 5, 5\).*\(2, 2, 5, 5\)"),
-        ((2, 5, 8), torch.zeros(2, 1, 4), r"\(n, n\) = \(5, 5\)"),
+        ((2, 5, 8), torch.zeros(2, 1, 4), r"\(n, m\) = \(5, 5\)"),
         ((5, 8), torch.zeros(5, 5, dtype=torch.bool), "boolean masks flip meaning"),
         ((5, 7), None, r"d_model = 8 features.*\(5, 7\)"),
         ((5, 8), torch.full((5, 5), float("nan")), "NaN or \\+inf"),

@@ -10,6 +10,7 @@ import torch
 
 from ..attention import attention
 from ..figures.heads import HeadGridCanvas
+from ..masks import causal_mask
 from ..multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
 from .base import FigureExplorer
 
@@ -101,7 +102,8 @@ class MultiHeadExplorer(FigureExplorer):
         q, k, v = (
             split_heads(W(self.x), module.num_heads) for W in (module.W_Q, module.W_K, module.W_V)
         )
-        heads, weights = attention(q, k, v, module.head_mask(self.x, None))
+        n = self.x.shape[-2]
+        heads, weights = attention(q, k, v, causal_mask(n) if module.causal else None)
         concat = merge_heads(heads)
         return weights, concat, module.W_O(concat)
 
