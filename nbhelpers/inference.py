@@ -16,11 +16,11 @@ import torch
 import torch.nn.functional as F
 
 from .gpt1 import GPT1, check_gpt1, evaluating
-from .support.validation import check_token_ids
+from .support.validation import check_token_ids, is_int, is_number
 
 
 def check_sampling(temperature: float, top_k: int | None, vocab_size: int) -> None:
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+    if not is_number(temperature):
         raise TypeError(f"temperature must be a number > 0, got {type(temperature).__name__}")
     if not (temperature > 0 and math.isfinite(temperature)):
         raise ValueError(
@@ -28,7 +28,7 @@ def check_sampling(temperature: float, top_k: int | None, vocab_size: int) -> No
             "decoding use top_k=1"
         )
     if top_k is not None:
-        if isinstance(top_k, bool) or not isinstance(top_k, int):
+        if not is_int(top_k):
             raise TypeError(f"top_k must be an int >= 1 or None, got {type(top_k).__name__}")
         if top_k < 1:
             raise ValueError(f"top_k must be >= 1 (or None for no cut), got {top_k}")
@@ -88,16 +88,12 @@ def generate(
     model.check_ids(ids)  # once: the tokens it adds are the model's own, always in range
     if ids.dim() > 2:
         raise ValueError(f"ids must have shape (n,) or (B, n), got {tuple(ids.shape)}")
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+    if not is_int(max_new_tokens):
         raise TypeError(f"max_new_tokens must be an int, got {type(max_new_tokens).__name__}")
     if max_new_tokens < 0:
         raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
     check_sampling(temperature, top_k, model.config.vocab_size)
-    if eos_id is not None and (
-        isinstance(eos_id, bool)
-        or not isinstance(eos_id, int)
-        or not 0 <= eos_id < model.config.vocab_size
-    ):
+    if eos_id is not None and (not is_int(eos_id) or not 0 <= eos_id < model.config.vocab_size):
         raise ValueError(f"eos_id must be an id in [0, {model.config.vocab_size}), got {eos_id!r}")
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")

@@ -23,7 +23,8 @@ from tqdm.auto import tqdm
 from .corpus import JapaneseGrammar
 from .gpt1 import GPT1, GPT1Config, check_gpt1, evaluating
 from .statistics import kl_divergence
-from .support.validation import check_positive_int
+from .support.benchmarking import cpu_threads as threads_for_cpu
+from .support.validation import check_positive_int, is_int
 
 
 def corpus_model_config(grammar: JapaneseGrammar, **overrides) -> GPT1Config:
@@ -160,20 +161,13 @@ def train(
         )
     for name, value in (("steps", steps), ("batch_size", batch_size), ("eval_every", eval_every)):
         check_positive_int(name, value)
-    if cpu_threads is not None and (
-        isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int) or cpu_threads < 1
-    ):
+    if cpu_threads is not None and (not is_int(cpu_threads) or cpu_threads < 1):
         raise ValueError(f"cpu_threads must be a positive int or None, got {cpu_threads!r}")
     heldout = heldout if heldout is not None else make_heldout(grammar)
-    threads = torch.get_num_threads()
-    if cpu_threads is not None and model.device.type == "cpu":
-        torch.set_num_threads(cpu_threads)
-    try:
+    with threads_for_cpu(cpu_threads if model.device.type == "cpu" else None):
         return _train(
             model, grammar, heldout, steps, batch_size, lr, warmup, eval_every, seed, progress
         )
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train(model, grammar, heldout, steps, batch_size, lr, warmup, eval_every, seed, progress):

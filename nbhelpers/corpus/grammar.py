@@ -33,7 +33,7 @@ from functools import cached_property
 import numpy as np
 import torch
 
-from ..support.validation import check_positive_int, check_token_ids
+from ..support.validation import check_positive_int, check_token_ids, is_int
 from .tokenizer import EOS, Tokenizer
 
 TIMES = {"今日": 0.1, "毎朝": 0.1, "夕方": 0.1}
@@ -256,7 +256,7 @@ class JapaneseGrammar:
                 f"{type(prefix).__name__}"
             )
         for i in ids:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self.tokenizer):
+            if not is_int(i) or not 0 <= i < len(self.tokenizer):
                 raise ValueError(
                     f"prefix ids must be ints in [0, {len(self.tokenizer)}), got {i!r}"
                 )

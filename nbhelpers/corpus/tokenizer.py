@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import torch
 
+from ..support.validation import is_int
+
 PAD, SOS, EOS = "<PAD>", "<SOS>", "<EOS>"
 SPECIALS = (PAD, SOS, EOS)
 
@@ -83,7 +85,7 @@ class Tokenizer:
         """The tokens of a 1-D sequence of ids (a tensor or a list of ints)."""
         values = torch.as_tensor(ids).reshape(-1).tolist() if not isinstance(ids, list) else ids
         for i in values:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
+            if not is_int(i) or not 0 <= i < len(self):
                 raise ValueError(f"ids must be ints in [0, {len(self)}), got {i!r}")
         tokens = [self.tokens[i] for i in values]
         return [t for t in tokens if t not in SPECIALS] if skip_special else tokens

@@ -16,6 +16,8 @@ import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..support.validation import is_int
+
 # Cells are annotated with their value only while the numbers stay legible.
 ANNOTATE_MAX_CELLS = 144
 MASKED_COLOUR = "#d0d0d0"
@@ -58,7 +60,7 @@ def check_labels(name: str, labels, expected: int, *, unit: str | None = None) -
 
 
 def check_row_index(name: str, index, rows: int) -> None:
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+    if not is_int(index):
         raise TypeError(f"{name} must be an int row index, got {type(index).__name__}")
     if not 0 <= index < rows:
         raise ValueError(f"{name} must be a row index in [0, {rows}), got {index}")

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import torch
 
+from .validation import is_int
+
 _PROC_STATUS = Path("/proc/self/status")
 _PROC_CLEAR_REFS = Path("/proc/self/clear_refs")
 _malloc_tuned = False
@@ -49,7 +51,7 @@ class Timing:
 
 def _check_int_at_least(name: str, value, minimum: int = 1) -> None:
     # Not validation.check_positive_int: warmup may be 0.
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if not is_int(value) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
 
 

@@ -7,11 +7,13 @@ import random
 import numpy as np
 import torch
 
+from .validation import is_int
+
 
 def seed_everything(seed: int) -> torch.Generator:
     """Seed Python's, NumPy's and torch's generators (all devices); return a seeded CPU
     generator for code that wants its own stream."""
-    if isinstance(seed, bool) or not isinstance(seed, int):
+    if not is_int(seed):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     if not 0 <= seed < 2**32:
         raise ValueError(f"seed must be in [0, 2**32), got {seed}")

@@ -3,12 +3,23 @@ instead of a shape-mismatch trace from deep inside torch or a silent NaN."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 
+def is_int(value) -> bool:
+    """An int (NumPy's too) that is not a bool: bool is an int subclass, but True as a count,
+    a size or an index is always a mistake."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def is_number(value) -> bool:
+    """An int or a float that is not a bool."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
 def check_positive_int(name: str, value) -> None:
-    # bool is an int subclass, but True as a size is always a mistake.
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not is_int(value) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 

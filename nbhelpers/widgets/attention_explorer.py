@@ -11,7 +11,7 @@ import torch
 
 from ..attention import similarity_scores, softmax
 from ..figures.attention_step import MAX_FEATURES, MAX_KEYS, AttentionStepCanvas
-from ..support.validation import check_positive_int
+from ..support.validation import check_positive_int, is_int, is_number
 from .base import FigureExplorer
 
 D_K_RANGE = (1, 64)
@@ -32,7 +32,7 @@ class AttentionStep(NamedTuple):
 
 
 def _check_int(name: str, value, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if not low <= value <= high:
         raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
@@ -89,7 +89,7 @@ class AttentionExplorer(FigureExplorer):
         self.d_v = _check_int("d_v", d_v, 1, MAX_FEATURES)
         _check_int("d_k", d_k, *D_K_RANGE)
         _check_int("seed", seed, *SEED_RANGE)
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+        if not is_number(temperature):
             raise TypeError(f"temperature must be a number, got {type(temperature).__name__}")
         if not TEMPERATURE_RANGE[0] <= temperature <= TEMPERATURE_RANGE[1]:
             raise ValueError(

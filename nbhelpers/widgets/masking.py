@@ -10,6 +10,7 @@ import torch
 from ..attention import softmax
 from ..figures.heatmap import HeatmapCanvas
 from ..masks import causal_mask, padding_mask
+from ..support.validation import is_int
 from .base import FigureExplorer
 
 PAD = "[PAD]"
@@ -33,7 +34,7 @@ class MaskExplorer(FigureExplorer):
             raise ValueError(
                 f"scores must be ({n}, {n}) for {n} tokens, got {tuple(self.scores.shape)}"
             )
-        if isinstance(padding, bool) or not isinstance(padding, int) or not 0 <= padding <= n:
+        if not is_int(padding) or not 0 <= padding <= n:
             raise ValueError(
                 f"padding must be an int in [0, {n}] (the number of tokens), got {padding!r}"
             )

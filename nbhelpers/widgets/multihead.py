@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import ipywidgets as widgets
-import numpy as np
 import torch
 
 from ..attention import attention
@@ -112,7 +111,7 @@ class MultiHeadExplorer(FigureExplorer):
         weights, concat, output = self.compute()
         canvas = self._canvases.setdefault(h, HeadGridCanvas())
         n = len(self.tokens)
-        masked = np.triu(np.ones((n, n), dtype=bool), 1) if self.causal.value else None
+        masked = torch.isneginf(causal_mask(n)) if self.causal.value else None
         canvas.draw(
             weights,
             concat,

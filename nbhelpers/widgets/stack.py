@@ -10,6 +10,7 @@ import torch
 
 from ..figures.heatmap import HeatmapCanvas
 from ..gpt1 import GPT1, check_gpt1
+from ..support.validation import is_int
 from .base import FigureExplorer
 
 
@@ -70,7 +71,7 @@ class CausalityExplorer(FigureExplorer):
                 f"{self.sentence}" + (f" (unknown: {unknown})" if unknown else "")
             )
         n = len(self.sentence)
-        if isinstance(position, bool) or not isinstance(position, int) or not 1 <= position <= n:
+        if not is_int(position) or not 1 <= position <= n:
             raise ValueError(f"position must be an int from 1 to {n}, got {position!r}")
         self.ids = torch.tensor([self.vocab.index(t) for t in self.sentence], device=model.device)
         self.position = widgets.Dropdown(

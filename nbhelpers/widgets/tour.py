@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import ipywidgets as widgets
-import numpy as np
 import torch
 
 from ..attention import softmax
@@ -55,7 +54,7 @@ class AttentionMatrixExplorer(FigureExplorer):
     def redraw(self) -> None:
         weights = self.weights()
         i = self.query.value
-        masked = np.triu(np.ones(weights.shape, dtype=bool), 1) if self.causal.value else None
+        masked = torch.isneginf(causal_mask(len(self.tokens))) if self.causal.value else None
         self.canvas.draw(
             weights,
             self.tokens,
