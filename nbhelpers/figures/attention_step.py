@@ -21,7 +21,15 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from .canvas import Canvas, check_labels, check_row_index, figure_to_png, pixels_to_png, to_numpy
+from .canvas import (
+    Blitter,
+    Canvas,
+    check_labels,
+    check_row_index,
+    figure_to_png,
+    pixels_to_png,
+    to_numpy,
+)
 
 # Axis limits move along a ladder (times powers of ten): round numbers on the axes, and bars
 # that still fill a good part of their panel.
@@ -69,14 +77,13 @@ class AttentionStepCanvas(Canvas):
         self._panels: dict[str, list] = {}  # what each panel repaints, in drawing order
         self._keys: dict[str, object] = {}  # what each panel shows now ...
         self._painted: dict[str, object] = {}  # ... and what the canvas holds
-        self._backgrounds: dict | None = None  # each panel's region of the saved background
+        self._blitter = Blitter(self.canvas)  # each panel's region of the saved background
         self._boxes: dict = {}  # those regions, in pixels
-        self._bare_heatmap = None  # the heatmap's region without the row box
         # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
         self.canvas.mpl_connect("draw_event", self._forget_background)
 
     def _forget_background(self, _event=None) -> None:
-        self._backgrounds = None
+        self._blitter.forget()
 
     # -- building (only when the shapes or labels change) ---------------------------------
     def _build(self, rows: list[str], cols: list[str], d_v: int) -> None:
@@ -320,40 +327,34 @@ class AttentionStepCanvas(Canvas):
             raise RuntimeError("nothing drawn yet: call draw(...) first")
         if not self.blit:
             return figure_to_png(self.figure)
-        if self._backgrounds is None:
-            self.canvas.draw()  # everything but the animated artists
+        if not self._blitter.ready:
+            self._blitter.render()  # everything but the animated artists
             self._boxes = self._regions() or {"everything": self.figure.bbox}
-            self._backgrounds = {
-                name: self.canvas.copy_from_bbox(box) for name, box in self._boxes.items()
-            }
+            for name, box in self._boxes.items():
+                self._blitter.save(name, box)
             self._painted = {}
-        renderer = self.canvas.get_renderer()
         if "everything" in self._boxes:
-            self.canvas.restore_region(self._backgrounds["everything"])
-            for artist in (a for artists in self._panels.values() for a in artists):
-                artist.draw(renderer)
+            self._blitter.paint(
+                "everything", [a for artists in self._panels.values() for a in artists]
+            )
             return self._encode()
         for name, artists in self._panels.items():
             if name == "box":
                 continue
             if self._painted.get(name) == self._keys[name]:
                 continue
-            self.canvas.restore_region(self._backgrounds[name])
-            for artist in artists:
-                artist.draw(renderer)
+            self._blitter.paint(name, artists)
             self._painted[name] = self._keys[name]
             if name == "heat":  # the row box is painted over a copy of the bare heatmap
-                self._bare_heatmap = self.canvas.copy_from_bbox(self._boxes["heat"])
+                self._blitter.save("bare heatmap", self._boxes["heat"])
                 self._painted.pop("box", None)
         if self._painted.get("box") != self._keys["box"]:
-            self.canvas.restore_region(self._bare_heatmap)
-            self._row_box.draw(renderer)
+            self._blitter.paint("bare heatmap", [self._row_box])
             self._painted["box"] = self._keys["box"]
         return self._encode()
 
     def _encode(self) -> bytes:
-        pixels = np.asarray(self.canvas.buffer_rgba())[..., :3]
-        return pixels_to_png(pixels)
+        return pixels_to_png(self._blitter.pixels()[..., :3])
 
 
 def attention_step_figure(

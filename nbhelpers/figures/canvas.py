@@ -86,3 +86,43 @@ class Canvas:
 
     def png(self) -> bytes:
         return figure_to_png(self.figure)
+
+
+class Blitter:
+    """matplotlib's blitting, for canvases that redraw often: render once what never changes
+    (frames, labels, titles: text is what costs most) and keep regions of those pixels, then
+    per frame restore a region and draw only the artists that change over it.
+
+    The changing artists must be animated (`set_animated(True)`) while the background is
+    rendered, so that a full draw leaves them out.
+    """
+
+    def __init__(self, canvas: FigureCanvasAgg):
+        self.canvas = canvas
+        self.regions: dict[str, object] = {}
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.regions)
+
+    def forget(self) -> None:
+        self.regions = {}
+
+    def render(self) -> None:
+        """Draw the whole figure (animated artists are left out): the background."""
+        self.canvas.draw()
+
+    def save(self, name: str, box=None) -> None:
+        """Keep the canvas's pixels in `box` (a Bbox in pixels; the whole figure if None)."""
+        self.regions[name] = self.canvas.copy_from_bbox(box or self.canvas.figure.bbox)
+
+    def paint(self, name: str, artists) -> None:
+        """Restore the saved region `name`, then draw `artists` over it."""
+        self.canvas.restore_region(self.regions[name])
+        renderer = self.canvas.get_renderer()
+        for artist in artists:
+            artist.draw(renderer)
+
+    def pixels(self) -> np.ndarray:
+        """The canvas now, (height, width, 4) RGBA."""
+        return np.asarray(self.canvas.buffer_rgba())

@@ -20,7 +20,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from .canvas import MASKED_COLOUR, Canvas, check_labels, pixels_to_png, to_numpy
+from .canvas import MASKED_COLOUR, Blitter, Canvas, check_labels, pixels_to_png, to_numpy
 
 GRID_COLUMNS = 4
 HIGHLIGHT = "#d62728"
@@ -48,7 +48,7 @@ class HeadGridCanvas(Canvas):
         self._selected_box = None
         self._frames: list = []
         self._dynamic: list = []  # artists that png() repaints over the cached background
-        self._background = None
+        self._blitter = Blitter(self.canvas)
         self._static: tuple | None = None  # (labels, title) the background was drawn with
 
     @property
@@ -156,7 +156,8 @@ class HeadGridCanvas(Canvas):
             self._selected_box,
             *value_bars,  # their ticks follow the colour limits
         ]
-        self._background, self._static = None, None
+        self._static = None
+        self._blitter.forget()
         self._layout = (h, n, d_model)
 
     def draw(
@@ -221,24 +222,21 @@ class HeadGridCanvas(Canvas):
                     ax.set_yticklabels(labels)
             self.concat_ax.set_yticklabels(labels)
             self.figure.suptitle(title or "", fontsize=10, y=0.99)
-            self._static, self._background = static, None
+            self._static = static
+            self._blitter.forget()
         return self.figure
 
     def png(self) -> bytes:
         """The figure as PNG bytes: the cached static background plus a fresh paint of the
         parts that change. The Figure itself stays complete (figure_to_png works on it)."""
-        canvas = self.figure.canvas
         for artist in self._dynamic:
-            artist.set_animated(True)  # left out of canvas.draw(): the background
+            artist.set_animated(True)  # left out of the background
         try:
-            if self._background is None:
-                canvas.draw()
-                self._background = canvas.copy_from_bbox(self.figure.bbox)
-            else:
-                canvas.restore_region(self._background)
-            for artist in self._dynamic:
-                self.figure.draw_artist(artist)
-            pixels = np.asarray(canvas.buffer_rgba()).copy()
+            if not self._blitter.ready:
+                self._blitter.render()
+                self._blitter.save("figure")
+            self._blitter.paint("figure", self._dynamic)
+            pixels = self._blitter.pixels().copy()
         finally:
             for artist in self._dynamic:
                 artist.set_animated(False)

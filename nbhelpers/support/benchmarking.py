@@ -94,6 +94,8 @@ def time_interleaved(
     for name, fn in fns.items():
         if not callable(fn):
             raise TypeError(f"fns[{name!r}] must be callable, got {type(fn).__name__}")
+    # Not torch.utils.benchmark.Timer: its timeit() warms up with two extra calls every time,
+    # which triples the cost of the large calls measured once each, and it cannot alternate.
     runs: dict[str, list[float]] = {name: [] for name in fns}
     for round_index in range(warmup + repeats):
         for name, fn in fns.items():
