@@ -36,17 +36,17 @@ def test_changing_h_redraws_and_updates_the_head_selector():
     assert explorer.head.value == 1  # kept in range
     assert explorer.png() != before_png
     assert explorer.readout.value != before_text
-    assert len(explorer._canvases[2].head_axes) == 2
+    assert len(explorer.canvas.head_axes) == 2
 
 
 def test_selecting_a_head_redraws_without_rebuilding():
     explorer = make_explorer()
-    canvas = explorer._canvases[4]
-    images = list(canvas._head_images)
+    canvas = explorer.canvas
+    axes = list(canvas.head_axes)
     before = explorer.png()
     explorer.head.value = 2
     assert explorer.png() != before
-    assert canvas._head_images == images
+    assert explorer.canvas is canvas and canvas.head_axes == axes  # the same artists
     assert "head 3 of 4" in explorer.readout.value
 
 

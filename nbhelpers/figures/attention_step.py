@@ -82,6 +82,11 @@ class AttentionStepCanvas(Canvas):
         # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
         self.canvas.mpl_connect("draw_event", self._forget_background)
 
+    @property
+    def title(self) -> str:
+        """The title as drawn (what `attention_step_figure(..., title=...)` would draw)."""
+        return self._title.get_text()
+
     def _forget_background(self, _event=None) -> None:
         self._blitter.forget()
 

@@ -106,10 +106,15 @@ class MultiHeadExplorer(FigureExplorer):
         concat = merge_heads(heads)
         return weights, concat, module.W_O(concat)
 
+    @property
+    def canvas(self) -> HeadGridCanvas:
+        """The canvas that draws the current number of heads (one is kept per h)."""
+        return self._canvases.setdefault(self.heads.value, HeadGridCanvas())
+
     def redraw(self) -> None:
         h, selected = self.heads.value, self.head.value
         weights, concat, output = self.compute()
-        canvas = self._canvases.setdefault(h, HeadGridCanvas())
+        canvas = self.canvas
         n = len(self.tokens)
         masked = torch.isneginf(causal_mask(n)) if self.causal.value else None
         canvas.draw(
