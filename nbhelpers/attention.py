@@ -30,6 +30,8 @@ def similarity_scores(Q: torch.Tensor, K: torch.Tensor, scale: bool = True) -> t
 
     Without the scaling, the variance of q · k grows like d_k for unit-variance entries, and
     softmax saturates towards one-hot.
+
+    Notebook 01.
     """
     check_qkv(Q, K)
     scores = Q @ K.transpose(-2, -1)
@@ -44,6 +46,8 @@ def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     Subtracting the row maximum changes nothing mathematically (softmax ignores a constant
     shift) but keeps exp() from overflowing. A row that is entirely -inf (every key masked)
     gets weight 0 everywhere instead of 0/0 = NaN.
+
+    Notebook 02.
     """
     check_float_tensor("scores", scores, min_rank=1)
     if torch.isnan(scores).any() or torch.isposinf(scores).any():
@@ -58,7 +62,10 @@ def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
 def attention(
     Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, mask: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """softmax(Q Kᵀ / sqrt(d_k) + M) V; returns (output (..., n, d_v), weights (..., n, m))."""
+    """softmax(Q Kᵀ / sqrt(d_k) + M) V; returns (output (..., n, d_v), weights (..., n, m)).
+
+    Notebook 03.
+    """
     check_qkv(Q, K, V)
     scores = similarity_scores(Q, K)
     if mask is not None:
@@ -80,7 +87,10 @@ def scaled_dot_product_attention(
     (flash or memory-efficient on a GPU), without materialising the weights for us.
 
     `is_causal=True` applies the causal mask M inside the kernel (n = m), without building
-    it: on a GPU only that form reaches the flash kernel, which rejects an explicit mask."""
+    it: on a GPU only that form reaches the flash kernel, which rejects an explicit mask.
+
+    Notebooks 03 and 09.
+    """
     check_qkv(Q, K, V)
     if mask is not None and is_causal:
         raise ValueError("pass either mask (add causal_mask(n) to it) or is_causal=True, not both")
@@ -103,7 +113,10 @@ def fused_attention(
     is_causal: bool = False,
 ) -> torch.Tensor:
     """`scaled_dot_product_attention` without the argument checks, for callers that made them
-    once already (MultiHeadAttention inside GPT1). No step of it waits for the device."""
+    once already (MultiHeadAttention inside GPT1). No step of it waits for the device.
+
+    Notebook 09.
+    """
     if mask is None:
         return F.scaled_dot_product_attention(Q, K, V, is_causal=is_causal)
     output = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask.to(Q.dtype))
@@ -118,6 +131,8 @@ class SelfAttention(nn.Module):
     Q = X W_Q, K = X W_K, V = X W_V, then attention(Q, K, V). The scaling uses d_k, the size
     of the projected queries and keys, not d_model: the two differ as soon as heads split
     d_model (d_k = d_model / h).
+
+    Notebook 03.
     """
 
     def __init__(

@@ -23,6 +23,11 @@ from .support.validation import check_positive_int, check_token_ids
 
 @dataclass(frozen=True)
 class GPT1Config:
+    """The sizes of a GPT1: vocabulary V, context k (n_ctx), width d, L blocks, h heads.
+
+    Notebook 07.
+    """
+
     vocab_size: int
     n_ctx: int = 512  # the context length k: positions 0 .. n_ctx-1 have an embedding in W_p
     d_model: int = 768
@@ -82,7 +87,10 @@ def one_hot(ids: torch.Tensor, vocab_size: int, dtype: torch.dtype = torch.float
     """U: one row per token, 1.0 in the token's column and 0.0 elsewhere: (..., n, vocab).
 
     Floating point (float32 unless `dtype` says otherwise), so that U @ W_e is an ordinary
-    matrix product."""
+    matrix product.
+
+    Notebook 06.
+    """
     check_positive_int("vocab_size", vocab_size)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
@@ -92,7 +100,10 @@ def one_hot(ids: torch.Tensor, vocab_size: int, dtype: torch.dtype = torch.float
 
 
 class GPT1Block(nn.Module):
-    """h -> LN(h + MaskedMultiHead(h)) -> LN(. + FFN(.)), with FFN = Linear, GELU, Linear."""
+    """h -> LN(h + MaskedMultiHead(h)) -> LN(. + FFN(.)), with FFN = Linear, GELU, Linear.
+
+    Notebook 07.
+    """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
@@ -119,7 +130,10 @@ class GPT1Block(nn.Module):
 
 
 class GPT1(nn.Module):
-    """A decoder-only transformer; forward(ids) returns next-token logits (..., n, vocab)."""
+    """A decoder-only transformer; forward(ids) returns next-token logits (..., n, vocab).
+
+    Notebooks 06, 07 and 08.
+    """
 
     def __init__(self, config: GPT1Config):
         super().__init__()
@@ -234,7 +248,10 @@ def check_gpt1(model) -> None:
 
 def parameter_breakdown(model: GPT1) -> dict[str, int]:
     """How many parameters each part of the model holds, every block included; the values
-    add up to the model's total, with the tied W_e counted once."""
+    add up to the model's total, with the tied W_e counted once.
+
+    Notebook 07.
+    """
     check_gpt1(model)
 
     def size(modules) -> int:

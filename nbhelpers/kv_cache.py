@@ -47,7 +47,10 @@ class KVCache:
     """Keys and values of every layer for positions 0 .. length-1, preallocated to capacity.
 
     Pass it to the model, `model(new_ids, cache=cache)`: the new tokens take positions
-    length .. length+t-1, and `length` grows by t."""
+    length .. length+t-1, and `length` grows by t.
+
+    Notebook 09.
+    """
 
     def __init__(self, model: GPT1, batch: int, capacity: int):
         _check_model(model)
@@ -109,6 +112,8 @@ def generate_without_cache(
 
     ids (n,) or (B, n); returns (..., n + max_new_tokens), and with return_logits also the
     logits that chose each new token, (..., max_new_tokens, vocab).
+
+    Notebook 09.
     """
     batch = _check_generation_args(model, ids, max_new_tokens)
     logits = []
@@ -128,6 +133,8 @@ def generate_with_cache(
     """Greedy generation with a KVCache: the prompt runs once, then one token per step.
 
     Same arguments and results as `generate_without_cache`.
+
+    Notebook 09.
     """
     batch = _check_generation_args(model, ids, max_new_tokens)
     total = batch.shape[-1] + max_new_tokens
@@ -152,6 +159,8 @@ def check_cache_agrees(
     agree within atol (different matrix shapes round differently, so not bit for bit).
 
     Returns the generated tokens.
+
+    Notebook 09.
     """
     slow, slow_logits = generate_without_cache(model, ids, max_new_tokens, return_logits=True)
     fast, fast_logits = generate_with_cache(model, ids, max_new_tokens, return_logits=True)

@@ -20,6 +20,8 @@ def causal_mask(
 
     With m > n keys (a cache of earlier tokens), the n queries are the *last* n positions, so
     query i may see keys j <= i + (m - n) (torch calls this "lower-right" alignment).
+
+    Notebook 04.
     """
     m = n if m is None else m
     check_positive_int("n", n)
@@ -41,6 +43,8 @@ def padding_mask(
     The middle axis of size 1 broadcasts over the queries, so `causal_mask(n) +
     padding_mask(lengths, n)` gives each sentence its own (n, n) mask. A sentence of length 0
     leaves its queries nothing to see; nbhelpers' attention gives such rows zero weights.
+
+    Notebook 04.
     """
     check_positive_int("n", n)
     if not dtype.is_floating_point:

@@ -23,6 +23,8 @@ def attention_memory(
       per head, plus the output (n, d_k);
     * math kernel: about two (n, n) matrices per head, plus the output;
     * flash: the output and one float32 number per row (its log-sum-exp), no (n, n) matrix.
+
+    Notebook 09.
     """
     for name, value in (("n", n), ("heads", heads), ("d_k", d_k), ("batch", batch)):
         check_positive_int(name, value)

@@ -19,7 +19,10 @@ from .support.validation import check_additive_mask, check_float_tensor, check_p
 
 
 def head_counts(d_model: int) -> list[int]:
-    """The numbers of heads that split d_model evenly (its divisors)."""
+    """The numbers of heads that split d_model evenly (its divisors).
+
+    Notebook 05.
+    """
     check_positive_int("d_model", d_model)
     return [h for h in range(1, d_model + 1) if d_model % h == 0]
 
@@ -37,7 +40,10 @@ def check_divisible(d_model: int, num_heads: int) -> None:
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """(..., n, d_model) -> (..., h, n, d_head): each head gets its own slice of features."""
+    """(..., n, d_model) -> (..., h, n, d_head): each head gets its own slice of features.
+
+    Notebook 05.
+    """
     check_float_tensor("x", x)
     check_divisible(x.shape[-1], num_heads)
     *batch, n, d_model = x.shape
@@ -45,7 +51,10 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """(..., h, n, d_head) -> (..., n, h * d_head): Concat(head_1, ..., head_h)."""
+    """(..., h, n, d_head) -> (..., n, h * d_head): Concat(head_1, ..., head_h).
+
+    Notebook 05.
+    """
     if isinstance(x, torch.Tensor) and x.dim() < 3:
         raise ValueError(
             f"x must have at least 3 dimensions (..., h heads, n, d_head), got shape "
@@ -63,6 +72,8 @@ class MultiHeadAttention(nn.Module):
     (B, n|1, n) with x (B, n, d_model), e.g. a padding_mask; or per head, (B, h|1, n|1, n).
     With causal=True the causal mask M applies too; with no other mask it is left to the
     kernel (`is_causal=True`), so no (n, n) tensor is built and a GPU can use flash.
+
+    Notebook 05.
     """
 
     def __init__(self, d_model: int, num_heads: int, causal: bool = False, bias: bool = True):

@@ -29,6 +29,8 @@ def random_dot_products(
     """`samples` values of q · k (divided by sqrt(d_k) when scaled) for q, k ~ N(0, I_{d_k}).
 
     The draws come from the CPU `generator`, so a seed gives the same numbers on any device.
+
+    Notebook 01.
     """
     check_positive_int("d_k", d_k)
     check_positive_int("samples", samples)
@@ -46,7 +48,10 @@ def dot_product_variance(
     generator: torch.Generator | None = None,
     device: torch.device | str = "cpu",
 ) -> float:
-    """The sample variance of q · k (or q · k / sqrt(d_k)); about d_k (or 1) in expectation."""
+    """The sample variance of q · k (or q · k / sqrt(d_k)); about d_k (or 1) in expectation.
+
+    Notebook 01.
+    """
     check_positive_int("samples", samples)
     if samples < 2:  # one product has no spread: torch would return NaN without a word
         raise ValueError(f"samples must be >= 2 to estimate a variance, got {samples}")
@@ -55,7 +60,10 @@ def dot_product_variance(
 
 
 def row_entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    """H = -Σ_j a_j log a_j along `dim`, in nats, with 0 · log 0 taken as 0 (masked keys)."""
+    """H = -Σ_j a_j log a_j along `dim`, in nats, with 0 · log 0 taken as 0 (masked keys).
+
+    Notebook 02.
+    """
     check_float_tensor("weights", weights, min_rank=1)
     if torch.isnan(weights).any():  # NaN > 0 is False: it would pass silently as a 0 weight
         raise ValueError("weights must not hold NaN (a row of plain softmax over all -inf?)")
@@ -64,7 +72,10 @@ def row_entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:
 
 
 def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
-    """The exponent p of the least-squares fit values ≈ c · n^p (a line on log-log axes)."""
+    """The exponent p of the least-squares fit values ≈ c · n^p (a line on log-log axes).
+
+    Notebooks 01 and 09.
+    """
     ns, values = np.asarray(ns, dtype=float), np.asarray(values, dtype=float)
     keep = (ns > 0) & (values > 0) & np.isfinite(values)
     if keep.sum() < 2:
@@ -76,7 +87,10 @@ def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
 def kl_divergence(true_probs: torch.Tensor, model_probs: torch.Tensor, dim: int = -1):
     """KL(true ‖ model) in nats over `dim`, in float64: terms where the truth is 0 count 0,
     and it is infinite where the model gives 0 to a possible token. A 1-D pair gives a
-    float; batches give a tensor of the other dims (notebook 08)."""
+    float; batches give a tensor of the other dims (notebook 08).
+
+    Notebook 08.
+    """
     p = torch.as_tensor(true_probs).double()
     q = torch.as_tensor(model_probs).double().to(p.device)
     if p.shape != q.shape:

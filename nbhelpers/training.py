@@ -31,7 +31,10 @@ def corpus_model_config(grammar: JapaneseGrammar, **overrides) -> GPT1Config:
     """A small GPT-1-style configuration that fits the grammar: one post-LN block of
     d = 64 with 4 heads and a 256-wide feed-forward layer, and a context that holds the
     longest sentence. One block suffices here (the verb's position can attend straight to
-    the subject and the place) and trains in seconds on a CPU."""
+    the subject and the place) and trains in seconds on a CPU.
+
+    Notebook 08.
+    """
     settings = dict(
         vocab_size=grammar.tokenizer.vocab_size,
         n_ctx=grammar.max_length,
@@ -70,6 +73,11 @@ class HeldOut:
 
 
 def make_heldout(grammar: JapaneseGrammar, n: int = 2000, seed: int = 12345) -> HeldOut:
+    """n sampled sentences with the grammar's exact next-token distributions at every
+    position, to measure a model against the truth.
+
+    Notebook 08.
+    """
     ids = grammar.sample_ids(n, seed)
     probs, mask = grammar.true_distributions(ids)
     target_probs = probs.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
@@ -82,7 +90,10 @@ def evaluate(model: GPT1, heldout: HeldOut, chunk: int = 250) -> tuple[float, fl
 
     The sentences go through the model `chunk` at a time: all 2,000 at once would hold
     every layer's activations for all of them, a few hundred MB that a hub serving a class
-    cannot spare."""
+    cannot spare.
+
+    Notebook 08.
+    """
     device = model.device
     kl_sum = loss_sum = 0.0
     with evaluating(model):
@@ -123,7 +134,10 @@ class TrainingHistory:
 
 
 def learning_rate(step: int, steps: int, peak: float, warmup: int) -> float:
-    """Linear warm-up (post-LN transformers need it), then a cosine decay to peak / 20."""
+    """Linear warm-up (post-LN transformers need it), then a cosine decay to peak / 20.
+
+    Notebook 08.
+    """
     if step < warmup:
         return peak * (step + 1) / warmup
     progress = (step - warmup) / max(1, steps - warmup)
@@ -152,6 +166,8 @@ def train(
     `cpu_threads` sets torch's CPU threads while training (restored afterwards; None keeps
     them): a model this small gains nothing from more, and on a shared CPU threads that wait
     for each other can slow a step down many times over.
+
+    Notebook 08.
     """
     check_model_fits_grammar(model, grammar)
     if model.config.n_ctx < grammar.max_length - 1:

@@ -103,6 +103,8 @@ class JapaneseGrammar:
     States are tuples; `_transitions(state)` lists (token, probability, next state). The
     states reachable from the start are compiled into two tables, `probs` (states x vocab)
     and `next_state` (states x vocab), used for exact distributions and fast sampling.
+
+    Notebook 08.
     """
 
     def __init__(self, conjunction_probability: float = 0.35):

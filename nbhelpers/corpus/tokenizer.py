@@ -20,6 +20,8 @@ class Tokenizer:
 
     Text is split on whitespace; a chunk that is not a token is segmented by longest match, so
     "犬が河岸を" and "犬 が 河岸 を" give the same tokens. An unknown piece raises ValueError.
+
+    Notebook 08.
     """
 
     def __init__(self, words: Sequence[str]):
