@@ -20,6 +20,7 @@ import warnings
 
 import torch
 import torch.nn.functional as F
+from cli import add_run_options
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from nbhelpers import attention, causal_mask, get_device, scaled_dot_product_attention
@@ -52,13 +53,7 @@ def parse_args(argv):
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--d-head", type=int, default=64)
     parser.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default=None)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument(
-        "--threads", type=int, default=None, help="CPU threads (default: torch's choice)"
-    )
-    parser.add_argument(
-        "--strict", action="store_true", help="exit 1 when the fast path misses its target"
-    )
+    add_run_options(parser, repeats=5, what="the fast path")
     return parser.parse_args(argv)
 
 

@@ -16,6 +16,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
+from cli import add_run_options
 from torch.utils.benchmark import Timer
 
 from nbhelpers import GPT1, GPT1Config
@@ -44,10 +45,8 @@ def reference_forward(model: GPT1, ids: torch.Tensor) -> torch.Tensor:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    parser.add_argument("--repeats", type=int, default=7, help="alternating rounds (median)")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--strict", action="store_true", help="fail if the target is missed")
+    add_run_options(parser, repeats=7, what="GPT1's forward")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -14,6 +14,7 @@ import argparse
 import sys
 
 import torch
+from cli import add_run_options
 
 from nbhelpers import GPT1, GPT1Config, get_device, seed_everything
 from nbhelpers.kv_cache import (
@@ -38,13 +39,7 @@ def parse_args(argv):
     parser.add_argument("--d-model", type=int, default=64)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument(
-        "--threads", type=int, default=None, help="CPU threads (default: torch's choice)"
-    )
-    parser.add_argument(
-        "--strict", action="store_true", help="exit 1 when the cache misses its target"
-    )
+    add_run_options(parser, repeats=3, what="the cache")
     return parser.parse_args(argv)
 
 

@@ -104,14 +104,7 @@ def scaled_dot_product_attention(
     return fused_attention(Q, K, V, mask, is_causal=is_causal)
 
 
-def fused_attention(
-    Q: torch.Tensor,
-    K: torch.Tensor,
-    V: torch.Tensor,
-    mask: torch.Tensor | None = None,
-    *,
-    is_causal: bool = False,
-) -> torch.Tensor:
+def fused_attention(Q, K, V, mask=None, *, is_causal: bool = False) -> torch.Tensor:
     """`scaled_dot_product_attention` without the argument checks, for callers that made them
     once already (MultiHeadAttention inside GPT1). No step of it waits for the device.
 

@@ -3,26 +3,18 @@ import sys
 import pytest
 import torch
 
-from nbhelpers.support.benchmarking import (
-    Timing,
-    format_bytes,
-    format_seconds,
-    memory_method,
-    peak_memory,
-    time_call,
-    time_interleaved,
-)
+from nbhelpers.support import benchmarking as bm
 
 
 def test_timing_median_and_str():
-    timing = Timing((0.3, 0.1, 0.2))
+    timing = bm.Timing((0.3, 0.1, 0.2))
     assert timing.median == 0.2
     assert str(timing) == "200 ms (median of 3)"
 
 
 def test_time_call_runs_warmup_plus_repeats():
     calls = []
-    timing = time_call(lambda: calls.append(1), repeats=4, warmup=2)
+    timing = bm.time_call(lambda: calls.append(1), repeats=4, warmup=2)
     assert len(calls) == 6
     assert len(timing.runs) == 4
     assert all(run >= 0 for run in timing.runs)
@@ -30,7 +22,7 @@ def test_time_call_runs_warmup_plus_repeats():
 
 def test_time_interleaved_alternates_the_contenders():
     order = []
-    timings = time_interleaved(
+    timings = bm.time_interleaved(
         {"a": lambda: order.append("a"), "b": lambda: order.append("b")}, repeats=2, warmup=0
     )
     assert order == ["a", "b", "a", "b"]
@@ -46,46 +38,44 @@ def test_time_interleaved_alternates_the_contenders():
 )
 def test_bad_counts_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        time_call(lambda: None, **kwargs)
+        bm.time_call(lambda: None, **kwargs)
 
 
 def test_non_callable_is_named():
     with pytest.raises(TypeError, match=r"fns\['x'\] must be callable"):
-        time_interleaved({"x": 3})
+        bm.time_interleaved({"x": 3})
     with pytest.raises(TypeError, match="fn must be callable"):
-        peak_memory(3)
+        bm.peak_memory(3)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="resident-set method is Linux")
 def test_peak_memory_sees_a_large_temporary_tensor():
-    if memory_method("cpu").startswith("not measured"):
+    if bm.memory_method("cpu").startswith("not measured"):
         pytest.skip("this kernel does not let a process reset its peak resident size")
     size = 64 * 2**20
 
     def allocate_and_drop():
         torch.ones(size // 4).sum()  # 64 MiB touched, then freed
 
-    peak = peak_memory(allocate_and_drop)
+    peak = bm.peak_memory(allocate_and_drop)
     assert size * 0.9 <= peak <= size * 1.5
 
 
 def test_formatting():
-    assert format_seconds(0.01234) == "12.3 ms"
-    assert format_seconds(2.5) == "2.5 s"
-    assert format_seconds(3e-6) == "3 µs"
-    assert format_bytes(None) == "n/a"
-    assert format_bytes(512) == "512 B"
-    assert format_bytes(1536) == "1.5 KiB"
-    assert format_bytes(3 * 2**30) == "3 GiB"
+    assert bm.format_seconds(0.01234) == "12.3 ms"
+    assert bm.format_seconds(2.5) == "2.5 s"
+    assert bm.format_seconds(3e-6) == "3 µs"
+    assert bm.format_bytes(None) == "n/a"
+    assert bm.format_bytes(512) == "512 B"
+    assert bm.format_bytes(1536) == "1.5 KiB"
+    assert bm.format_bytes(3 * 2**30) == "3 GiB"
 
 
 def test_cpu_threads_restores_the_thread_count():
-    from nbhelpers.support.benchmarking import cpu_threads
-
     before = torch.get_num_threads()
-    with cpu_threads(1):
+    with bm.cpu_threads(1):
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
     with pytest.raises(ValueError, match="count must be an int >= 1"):
-        with cpu_threads(0):
+        with bm.cpu_threads(0):
             pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import stat
 
 import pytest
+
 from browser.find_browser import BrowserSettingError, find_browser
 
 

@@ -10,12 +10,9 @@ from nbhelpers import (
     scaled_dot_product_attention,
     softmax,
 )
+from tensors import seeded_randn
 
-GEN = torch.Generator().manual_seed(0)
-
-
-def randn(*shape):
-    return torch.randn(*shape, generator=GEN)
+randn = seeded_randn(0)
 
 
 def test_causal_mask_is_zero_on_and_below_the_diagonal_and_minus_inf_above():

@@ -11,12 +11,9 @@ from nbhelpers import (
     padding_mask,
     split_heads,
 )
+from tensors import seeded_randn
 
-GEN = torch.Generator().manual_seed(0)
-
-
-def randn(*shape):
-    return torch.randn(*shape, generator=GEN)
+randn = seeded_randn(0)
 
 
 def test_split_then_merge_is_the_identity_and_shapes_are_as_documented():

@@ -1,6 +1,7 @@
 import ipywidgets as widgets
 import torch
 
+from explorer_checks import assert_redraws
 from nbhelpers import AttentionMatrixExplorer
 
 TOKENS = ["犬", "が", "河岸", "を", "歩く"]
@@ -20,11 +21,7 @@ def test_explorer_draws_png_into_an_image_widget():
 
 
 def test_moving_the_slider_redraws_image_and_readout():
-    explorer = make_explorer()
-    before_png, before_text = explorer.png(), explorer.readout.value
-    explorer.temperature.value = 0.2
-    assert explorer.png() != before_png
-    assert explorer.readout.value != before_text
+    assert_redraws(make_explorer(), "temperature", 0.2)
 
 
 def test_causal_toggle_zeroes_the_future():

@@ -5,6 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from explorer_checks import assert_redraws
 from nbhelpers import SoftmaxExplorer
 from nbhelpers.widgets.softmax import parse_scores
 
@@ -35,11 +36,7 @@ def test_probabilities_match_torch_at_every_temperature():
 
 
 def test_moving_the_temperature_redraws_image_and_readout():
-    explorer = make_explorer()
-    before_png, before_text = explorer.png(), explorer.readout.value
-    explorer.temperature.value = 0.3
-    assert explorer.png() != before_png
-    assert explorer.readout.value != before_text
+    assert_redraws(make_explorer(), "temperature", 0.3)
 
 
 def test_editing_the_scores_redraws_with_new_labels():

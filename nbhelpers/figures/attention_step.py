@@ -362,20 +362,9 @@ class AttentionStepCanvas(Canvas):
         return pixels_to_png(self._blitter.pixels()[..., :3])
 
 
-def attention_step_figure(
-    scores,
-    weights,
-    values,
-    query: int,
-    row_labels: Sequence | None = None,
-    col_labels: Sequence | None = None,
-    *,
-    title: str | None = None,
-) -> Figure:
-    """A new Figure of one query's attention step; see AttentionStepCanvas for the panels.
-
-    `o_i` is computed here as weights[query] @ values. Show the figure with `show_figure(fig)`.
+def attention_step_figure(*args, **kwargs) -> Figure:
+    """A new Figure of one query's attention step, with AttentionStepCanvas.draw's arguments
+    (scores, weights, values, query, row_labels, col_labels, title); see the class for the
+    panels. `o_i` is computed as weights[query] @ values. Show it with `show_figure(fig)`.
     """
-    return AttentionStepCanvas(blit=False).draw(
-        scores, weights, values, query, row_labels, col_labels, title=title
-    )
+    return AttentionStepCanvas(blit=False).draw(*args, **kwargs)

@@ -202,17 +202,8 @@ class EmbeddingCanvas(Canvas):
 
 
 def embedding_figure(
-    ids,
-    W_e,
-    W_p,
-    vocab: Sequence,
-    *,
-    position_labels: Sequence | None = None,
-    positions: bool = True,
-    title: str | None = None,
-    figsize: tuple[float, float] = (11.0, 3.6),
+    ids, W_e, W_p, vocab: Sequence, *, figsize: tuple[float, float] = (11.0, 3.6), **draw_options
 ) -> Figure:
-    """A new Figure of U · W_e + W_p = h_0 for the tokens `ids`; see EmbeddingCanvas.draw."""
-    return EmbeddingCanvas(figsize=figsize).draw(
-        ids, W_e, W_p, vocab, position_labels=position_labels, positions=positions, title=title
-    )
+    """A new Figure of U · W_e + W_p = h_0 for the tokens `ids`; `draw_options`
+    (position_labels, positions, title, fmt) go to EmbeddingCanvas.draw."""
+    return EmbeddingCanvas(figsize=figsize).draw(ids, W_e, W_p, vocab, **draw_options)

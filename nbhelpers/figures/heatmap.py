@@ -137,24 +137,21 @@ def attention_heatmap(
     row_labels: Sequence | None = None,
     col_labels: Sequence | None = None,
     *,
-    masked=None,
-    title: str | None = None,
-    highlight_row: int | None = None,
     vmin: float | None = 0.0,
     vmax: float | None = 1.0,
     cmap: str = "viridis",
     colorbar_label: str = "attention weight",
     figsize: tuple[float, float] = (4.6, 3.8),
+    **draw_options,
 ) -> Figure:
     """A new Figure showing an attention matrix: rows are queries, columns are keys.
 
     Cells are annotated with their value when the matrix is small, masked cells (True in
     `masked`) are drawn grey with a ×, and a colour bar gives the scale. For scores rather
     than weights pass vmin=None, vmax=None (autoscale) and a diverging `cmap`.
+    `draw_options` (masked, title, highlight_row, fmt) go to HeatmapCanvas.draw.
     """
     canvas = HeatmapCanvas(
         figsize=figsize, cmap=cmap, vmin=vmin, vmax=vmax, colorbar_label=colorbar_label
     )
-    return canvas.draw(
-        weights, row_labels, col_labels, masked=masked, title=title, highlight_row=highlight_row
-    )
+    return canvas.draw(weights, row_labels, col_labels, **draw_options)

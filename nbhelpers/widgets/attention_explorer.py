@@ -12,7 +12,7 @@ import torch
 from ..attention import similarity_scores, softmax
 from ..figures.attention_step import MAX_FEATURES, MAX_KEYS, AttentionStepCanvas
 from ..support.validation import check_positive_int, is_int, is_number
-from .base import FigureExplorer
+from .base import FigureExplorer, temperature_slider
 
 D_K_RANGE = (1, 64)
 TEMPERATURE_RANGE = (0.1, 5.0)
@@ -105,13 +105,8 @@ class AttentionExplorer(FigureExplorer):
         self.d_k = widgets.IntSlider(
             value=d_k, min=D_K_RANGE[0], max=D_K_RANGE[1], description="d_k"
         )
-        self.temperature = widgets.FloatSlider(
-            value=temperature,
-            min=TEMPERATURE_RANGE[0],
-            max=TEMPERATURE_RANGE[1],
-            step=0.1,
-            readout_format=".1f",
-            description="temperature",
+        self.temperature = temperature_slider(
+            temperature, low=TEMPERATURE_RANGE[0], high=TEMPERATURE_RANGE[1]
         )
         self.seed = widgets.IntSlider(
             value=seed, min=SEED_RANGE[0], max=SEED_RANGE[1], description="seed"

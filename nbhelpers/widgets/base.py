@@ -12,6 +12,23 @@ from collections.abc import Sequence
 
 import ipywidgets as widgets
 
+
+def temperature_slider(
+    value: float, *, low: float, high: float = 5.0, step: float = 0.1
+) -> widgets.FloatSlider:
+    """The temperature T of softmax(s / T), as every explorer that has one offers it."""
+    digits = len(f"{step:g}".split(".")[1]) if "." in f"{step:g}" else 0
+    return widgets.FloatSlider(
+        value=value,
+        min=low,
+        max=high,
+        step=step,
+        description="temperature",
+        continuous_update=True,
+        readout_format=f".{digits}f",
+    )
+
+
 # The explorer each notebook cell created last, so that rerunning the cell closes the old one.
 _live_explorers: dict[tuple[str, str], FigureExplorer] = {}
 

@@ -16,7 +16,7 @@ from ..gpt1 import GPT1
 from ..inference import next_token_distribution
 from ..statistics import kl_divergence
 from ..training import check_model_fits_grammar
-from .base import FigureExplorer
+from .base import FigureExplorer, temperature_slider
 
 EXAMPLE_PREFIXES = ("", "犬 が 河岸 を", "鳥 が", "魚 が 川 を", "猫 が 公園 を 歩く ので")
 ERROR_COLOUR = "#b5495b"
@@ -57,9 +57,7 @@ class NextTokenExplorer(FigureExplorer):
             description="pick",
             layout=widgets.Layout(width="260px"),
         )
-        self.temperature = widgets.FloatSlider(
-            value=1.0, min=0.1, max=3.0, step=0.1, description="temperature", readout_format=".1f"
-        )
+        self.temperature = temperature_slider(1.0, low=0.1, high=3.0)
         self.top_k = widgets.IntSlider(value=vocab, min=1, max=vocab, description="top-k")
         self.generate_button = widgets.Button(description="generate", icon="play")
         self.generate_button.on_click(self._generate_one)

@@ -12,7 +12,7 @@ import torch
 from ..attention import softmax
 from ..figures.bars import BarCanvas
 from ..statistics import row_entropy
-from .base import FigureExplorer
+from .base import FigureExplorer, temperature_slider
 
 DEFAULT_TOKENS = ("犬", "が", "河岸", "を", "歩く")
 DEFAULT_SCORES = (2.0, 0.5, 1.0, -1.0, 0.0)
@@ -68,15 +68,7 @@ class SoftmaxExplorer(FigureExplorer):
             continuous_update=False,  # parse on Enter or when leaving the box, not per keystroke
             layout=widgets.Layout(width="22em"),
         )
-        self.temperature = widgets.FloatSlider(
-            value=temperature,
-            min=0.05,
-            max=5.0,
-            step=0.05,
-            description="temperature",
-            continuous_update=True,
-            readout_format=".2f",
-        )
+        self.temperature = temperature_slider(temperature, low=0.05, step=0.05)
         self.canvas = BarCanvas()
         super().__init__([self.scores_text, self.temperature])
         self.redraw()

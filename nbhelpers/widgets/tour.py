@@ -10,7 +10,7 @@ import torch
 from ..attention import softmax
 from ..figures.heatmap import HeatmapCanvas
 from ..masks import causal_mask
-from .base import FigureExplorer
+from .base import FigureExplorer, temperature_slider
 
 
 class AttentionMatrixExplorer(FigureExplorer):
@@ -28,15 +28,7 @@ class AttentionMatrixExplorer(FigureExplorer):
             raise ValueError(
                 f"scores must be ({n}, {n}) for {n} tokens, got {tuple(self.scores.shape)}"
             )
-        self.temperature = widgets.FloatSlider(
-            value=temperature,
-            min=0.1,
-            max=5.0,
-            step=0.1,
-            description="temperature",
-            continuous_update=True,
-            readout_format=".1f",
-        )
+        self.temperature = temperature_slider(temperature, low=0.1)
         self.causal = widgets.Checkbox(value=False, description="causal mask")
         self.query = widgets.Dropdown(
             options=[(t, i) for i, t in enumerate(self.tokens)], value=0, description="query"

@@ -25,8 +25,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser.find_browser import HOW_TO_INSTALL, LOOKED_FOR, BrowserSettingError, find_browser
 
+from browser.find_browser import HOW_TO_INSTALL, LOOKED_FOR, BrowserSettingError, find_browser
 from notebook_tools import NOTEBOOKS, ROOT, has_widget
 
 ARTIFACTS = ROOT / "artifacts" / "browser"
