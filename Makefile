@@ -55,15 +55,17 @@ unit: $(STAMP)
 
 nbval: $(STAMP)
 	$(EXEC_ENV) $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval.cfg \
-		--rerun-offline notebooks -q
+		--rerun-offline notebooks solutions -q
 
 browser: $(STAMP)
 	$(PY) -m pytest tests/browser -q -s -rs
 
-# Re-execute every notebook in place, in a fresh kernel, on the CPU: run before committing.
+# Re-execute every notebook (and solution) in place, in a fresh kernel, on the CPU: run before
+# committing.
 notebooks: $(STAMP)
 	$(EXEC_ENV) $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
-		--ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 notebooks/*.ipynb
+		--ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 \
+		notebooks/*.ipynb solutions/*.ipynb
 
 benchmarks: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

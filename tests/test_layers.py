@@ -1,4 +1,5 @@
-"""nbhelpers' layers: imports only go down, support < formulas < figures < widgets."""
+"""nbhelpers' layers: imports only go down, support < formulas < figures and exercises <
+widgets."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nbhelpers"
-LAYERS = {"support": 0, "formulas": 1, "figures": 2, "widgets": 3}
+LAYERS = {"support": 0, "formulas": 1, "figures": 2, "exercises": 2, "widgets": 3}
 
 
 def layer_of(module: str) -> str:
@@ -53,4 +54,4 @@ def test_imports_only_go_down_the_layers(name, path):
 
 def test_every_layer_is_a_folder_or_the_top_level():
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
-    assert folders == {"corpus", "figures", "support", "widgets"}
+    assert folders == {"corpus", "exercises", "figures", "support", "widgets"}

@@ -1,0 +1,203 @@
+"""How every checker works: run the learner's answer on seeded cases, compare it with an
+independent torch reference, and when a case fails, say which mistake the answer looks like.
+
+A checker never raises because an answer is wrong: it returns a failed CheckResult, so that
+Run All goes on. It raises a TypeError only when it is itself misused (given something that
+is not a function, or a function where a class is expected).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
+
+
+@dataclass
+class Case:
+    """One call of the answer: `name` says what the case exposes, `inputs` describes the
+    arguments (shapes), `run(answer)` calls it, `expected` is the reference's result.
+
+    For a class, the reference must use the answer's own weights: then `derived` is True and
+    `run(answer)` returns (got, expected, mistakes) computed from the module it built.
+    """
+
+    name: str
+    inputs: str
+    run: Callable
+    expected: object = None
+    atol: float = 1e-5
+    # What a learner might have written by mistake on the same inputs, each with the hint
+    # that names that mistake: (hint, wrong result); None where the variant cannot run.
+    mistakes: list[tuple[str, object]] = field(default_factory=list)
+    derived: bool = False
+
+
+class Rejected(Exception):
+    """Raised by a case's run() when the answer is wrong in a way no value shows (it built
+    the full matrix it was asked to avoid, say): `problem` and `hint` go into the report."""
+
+    def __init__(self, problem: str, hint: str):
+        super().__init__(problem)
+        self.problem, self.hint = problem, hint
+
+
+@dataclass
+class CheckResult:
+    """What a checker found. `bool(result)` is True only when every case passed."""
+
+    exercise: str
+    status: str
+    lines: list[str]
+    cases: int = 0
+
+    def __bool__(self) -> bool:
+        return self.status == PASSED
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines)
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # IPython shows the report, not a dataclass
+        printer.text(repr(self))
+
+
+def describe(value) -> str:
+    """A short, stable description of a tensor or other value: shape and dtype, no numbers."""
+    if isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).removeprefix("torch.")
+        return f"{tuple(value.shape)} {dtype}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(describe(v) for v in value) + ")"
+    return type(value).__name__
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def difference(expected, got, atol: float) -> str | None:
+    """None when got matches expected within atol (tensors, or tuples of them); otherwise
+    a one-line description of how they differ."""
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            return f"expected a tuple of {len(expected)} values, got {describe(got)}"
+        for index, (e, g) in enumerate(zip(expected, got, strict=True)):
+            found = difference(e, g, atol)
+            if found:
+                return f"value {index} of the tuple: {found}"
+        return None
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            return f"expected a tensor {describe(expected)}, got {describe(got)}"
+        if got.shape != expected.shape:
+            return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
+        if got.dtype != expected.dtype:
+            return f"expected dtype {expected.dtype}, got {got.dtype}"
+        if got.device != expected.device:
+            return f"expected a tensor on {expected.device}, got one on {got.device}"
+        nan = got.isnan() & ~expected.isnan()
+        if nan.any():
+            return f"got NaN in {int(nan.sum())} of {got.numel()} entries where none is expected"
+        error = max_error(expected, got)
+        if not error <= atol:
+            return f"expected vs got: max |error| = {error:.1e} (tolerance {atol:.0e})"
+        return None
+    if got != expected:
+        return f"expected {expected!r}, got {got!r}"
+    return None
+
+
+def max_error(expected: torch.Tensor, got: torch.Tensor) -> float:
+    """The largest |expected - got|, counting equal infinities (a masked -inf) as no error."""
+    same = (expected == got) | (expected.isnan() & got.isnan())
+    gap = (expected.double() - got.double()).abs().masked_fill(same, 0.0)
+    return float(gap.max()) if gap.numel() else 0.0
+
+
+def matches(wrong, got, atol: float) -> bool:
+    try:
+        return difference(wrong, got, atol) is None
+    except Exception:  # a mistake that cannot even be compared is not this one
+        return False
+
+
+def run_cases(exercise: str, answer, cases: Sequence[Case], todo: str) -> CheckResult:
+    """Run `answer` on each case in turn and stop at the first one that fails."""
+    for number, case in enumerate(cases, start=1):
+        where = f'case {number} of {len(cases)}, "{case.name}": {case.inputs}'
+        try:
+            if case.derived:
+                got, expected, mistakes = case.run(answer)
+            else:
+                got, expected, mistakes = case.run(answer), case.expected, case.mistakes
+        except NotImplementedError:
+            return CheckResult(exercise, NOT_ATTEMPTED, [f"… {exercise}: not attempted. {todo}"])
+        except Rejected as rejection:
+            lines = [
+                f"✗ {exercise}: {where}",
+                f"  {rejection.problem}",
+                f"  hint: {rejection.hint}",
+            ]
+            return CheckResult(exercise, FAILED, lines, len(cases))
+        except Exception as error:  # the answer's own bug: report it, never raise it
+            return CheckResult(
+                exercise,
+                FAILED,
+                [f"✗ {exercise}: {where}", f"  the answer raised {first_line(error)}"],
+                len(cases),
+            )
+        problem = difference(expected, got, case.atol)
+        if problem is None:
+            continue
+        lines = [f"✗ {exercise}: {where}", f"  {problem}"]
+        hint = next(
+            (h for h, wrong in mistakes if wrong is not None and matches(wrong, got, case.atol)),
+            None,
+        )
+        if hint:
+            lines.append(f"  hint: {hint}")
+        return CheckResult(exercise, FAILED, lines, len(cases))
+    names = "; ".join(case.name for case in cases)
+    return CheckResult(
+        exercise, PASSED, [f"✓ {exercise}: all {len(cases)} cases passed ({names})"], len(cases)
+    )
+
+
+def check_function(name: str, answer) -> None:
+    """The checker's own misuse: the answer must be a function, not a class or a value."""
+    if inspect.isclass(answer) or not callable(answer):
+        raise TypeError(
+            f"{name} must be a function (pass the function itself, not its result), "
+            f"got {type(answer).__name__ if not inspect.isclass(answer) else 'a class'}"
+        )
+
+
+def check_class(name: str, answer) -> None:
+    """The checker's own misuse: the answer must be a class (an nn.Module subclass)."""
+    if not inspect.isclass(answer):
+        raise TypeError(
+            f"{name} must be a class (an nn.Module subclass, not an instance or a function), "
+            f"got {type(answer).__name__}"
+        )
+
+
+def seeded(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(generator: torch.Generator, *shape: int, dtype=torch.float32, scale: float = 1.0):
+    return torch.randn(*shape, generator=generator, dtype=dtype) * scale
+
+
+def shapes(**tensors) -> str:
+    return ", ".join(f"{name} {describe(t)}" for name, t in tensors.items())
+
+
+def sqrt(x: int) -> float:
+    return math.sqrt(x)
