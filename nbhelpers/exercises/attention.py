@@ -65,7 +65,7 @@ def check_similarity_scores(fn) -> CheckResult:
         "similarity_scores",
         fn,
         cases,
-        "Write similarity_scores(Q, K) returning Q @ K.transpose(-2, -1) / math.sqrt(d_k).",
+        "Replace raise NotImplementedError: return the (..., n, m) scores Q Kᵀ / √d_k.",
     )
 
 
@@ -125,7 +125,7 @@ def check_softmax(fn) -> CheckResult:
         "softmax",
         fn,
         cases,
-        "Write softmax(scores): subtract each row's max, exponentiate, divide by the row sum.",
+        "Replace raise NotImplementedError: return the row-wise softmax over the last axis.",
     )
 
 
@@ -243,7 +243,7 @@ def check_attention(fn) -> CheckResult:
         "attention",
         fn,
         cases,
-        "Write attention(Q, K, V, mask=None) returning (weights @ V, weights).",
+        "Replace raise NotImplementedError: return (softmax(Q Kᵀ / √d_k + M) V, the weights).",
     )
 
 
@@ -312,8 +312,7 @@ def check_self_attention(cls) -> CheckResult:
         "SelfAttention",
         cls,
         cases,
-        "Write SelfAttention(d_model, d_k): W_Q, W_K, W_V as nn.Linear(d_model, d_k), and "
-        "forward(X) returning attention over X W_Q, X W_K, X W_V.",
+        "Replace raise NotImplementedError: build W_Q, W_K, W_V, attend over their projections.",
     )
 
 
@@ -361,7 +360,7 @@ def check_causal_mask(fn) -> CheckResult:
         "causal_mask",
         fn,
         cases,
-        "Write causal_mask(n): zeros, with -inf above the diagonal (torch.triu(..., 1)).",
+        "Replace raise NotImplementedError: return the (n, n) float mask, -inf above the diagonal.",
     )
 
 
@@ -414,7 +413,7 @@ def check_masked_attention(fn) -> CheckResult:
         "masked_attention",
         fn,
         cases,
-        "Write masked_attention(Q, K, V): add the causal mask to the scores before softmax.",
+        "Replace raise NotImplementedError: return causal attention softmax(Q Kᵀ / √d_k + M) V.",
     )
 
 
@@ -469,7 +468,7 @@ def check_split_heads(fn) -> CheckResult:
         "split_heads",
         fn,
         cases,
-        "Write split_heads(x, num_heads): view as (..., n, h, d_head), then transpose(-3, -2).",
+        "Replace raise NotImplementedError: return x as (..., h, n, d_head).",
     )
 
 
@@ -509,7 +508,7 @@ def check_merge_heads(fn) -> CheckResult:
         "merge_heads",
         fn,
         cases,
-        "Write merge_heads(x): transpose(-3, -2), then reshape to (..., n, h * d_head).",
+        "Replace raise NotImplementedError: return the heads side by side, (..., n, h · d_head).",
     )
 
 
@@ -552,8 +551,7 @@ def check_multi_head_attention(cls) -> CheckResult:
         "MultiHeadAttention",
         cls,
         cases,
-        "Write MultiHeadAttention(d_model, num_heads): project, split into heads, attend, "
-        "merge, then W_O.",
+        "Replace raise NotImplementedError: build W_Q, W_K, W_V, W_O and attend with h heads.",
     )
 
 

@@ -80,7 +80,7 @@ def check_one_hot(fn) -> CheckResult:
         "one_hot",
         fn,
         cases,
-        "Write one_hot(ids, vocab_size): zeros (..., n, V) with 1.0 at each token's column.",
+        "Replace raise NotImplementedError: return U, (..., n, vocab_size) in float32.",
     )
 
 
@@ -118,7 +118,7 @@ def check_embed(fn) -> CheckResult:
         "embed",
         fn,
         cases,
-        "Write embed(ids, W_e, W_p) returning one_hot(ids) @ W_e + W_p[:n].",
+        "Replace raise NotImplementedError: return h_0 = U W_e + W_p for the first n positions.",
     )
 
 
@@ -182,7 +182,7 @@ def check_layer_norm(fn) -> CheckResult:
         "layer_norm",
         fn,
         cases,
-        "Write layer_norm(x, gain, bias, eps=1e-5): (x - mean) / sqrt(var + eps) * gain + bias.",
+        "Replace raise NotImplementedError: normalise over the last axis, then scale and shift.",
     )
 
 
@@ -209,7 +209,7 @@ def check_gpt1_block(cls) -> CheckResult:
         "GPT1Block",
         cls,
         cases,
-        "Write GPT1Block(d_model, n_heads, d_ff): h = ln_1(h + attn(h)); ln_2(h + ffn(h)).",
+        "Replace raise NotImplementedError: build attn, ln_1, ffn, ln_2 and the post-LN forward.",
     )
 
 
@@ -345,8 +345,7 @@ def check_log_likelihood(fn) -> CheckResult:
         "log_likelihood",
         fn,
         cases,
-        "Write log_likelihood(logits, ids): the sum of log_softmax(logits[..., :-1]) at "
-        "ids[..., 1:].",
+        "Replace raise NotImplementedError: return L1, the sum of log P(u_{t+1} | u_<=t).",
     )
 
 
@@ -406,8 +405,8 @@ def check_sample_next_token(fn, draws: int = 4000) -> CheckResult:
                 exercise,
                 "not attempted",
                 [
-                    f"… {exercise}: not attempted. Write sample_next_token(logits, temperature, "
-                    "top_k, generator): filter, then torch.multinomial(probs, 1, generator=...).",
+                    f"… {exercise}: not attempted. Replace raise NotImplementedError: return one "
+                    "token id drawn from softmax(logits / T) over the top_k largest logits.",
                 ],
             )
         except Exception as error:
@@ -548,6 +547,5 @@ def check_greedy_generate(fn) -> CheckResult:
         "greedy_generate",
         fn,
         checked,
-        "Write greedy_generate(model, ids, max_new_tokens, eos_id): append the argmax of "
-        "model(ids)[-1] until max_new_tokens or eos_id.",
+        "Replace raise NotImplementedError: return the prompt and the greedy tokens.",
     )

@@ -1,0 +1,70 @@
+"""How long each exercise checker takes on its worked solution (target: <= 1 s each).
+
+The solutions are the code cells tagged "solution" in solutions/*.ipynb, as the tests use.
+
+    python benchmarks/bench_exercises.py [--repeats 3] [--strict]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from cli import add_run_options
+
+import nbhelpers.exercises as exercises
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_S = 1.0
+
+
+def solutions() -> dict:
+    names: dict = {}
+    for path in sorted((ROOT / "solutions").glob("*_solutions.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if "solution" in cell.get("metadata", {}).get("tags", []):
+                exec(compile(cell.source, path.name, "exec"), names)
+    return names
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_run_options(parser, repeats=3, what="a checker")
+    args = parser.parse_args(argv)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    names = solutions()
+    checkers = [getattr(exercises, name) for name in exercises.__all__ if name.startswith("check_")]
+    print(f"{len(checkers)} checkers, each on its worked solution, median of {args.repeats} runs")
+    timings = {}
+    for checker in checkers:
+        # check_self_attention -> MySelfAttention, check_softmax -> my_softmax
+        wanted = "my" + checker.__name__.removeprefix("check_").replace("_", "")
+        answer = next((v for k, v in names.items() if k.lower().replace("_", "") == wanted), None)
+        if answer is None:
+            print(f"  {checker.__name__}: no solution found", file=sys.stderr)
+            return 1
+        runs = []
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            result = checker(answer)
+            runs.append(time.perf_counter() - start)
+        if not result:
+            print(f"  {checker.__name__}: the solution does not pass:\n{result!r}", file=sys.stderr)
+            return 1
+        timings[checker.__name__] = statistics.median(runs)
+        print(f"  {checker.__name__:36} {timings[checker.__name__] * 1e3:8.1f} ms")
+    slowest = max(timings, key=timings.get)
+    verdict = "met" if timings[slowest] <= TARGET_S else "MISSED"
+    print(f"slowest: {slowest} {timings[slowest]:.2f} s (target <= {TARGET_S:g} s: {verdict})")
+    return 1 if args.strict and verdict == "MISSED" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
