@@ -106,6 +106,9 @@ def difference(expected, got, atol: float) -> str | None:
             return f"got NaN in {int(nan.sum())} of {got.numel()} entries where none is expected"
         error = max_error(expected, got)
         if not error <= atol:
+            if atol == 0:  # an exact result: say how many entries are wrong
+                wrong = int((expected != got).sum())
+                return f"{wrong} of {got.numel()} entries differ: max |error| = {error:.1e}"
             return f"expected vs got: max |error| = {error:.1e} (tolerance {atol:.0e})"
         return None
     if got != expected:
