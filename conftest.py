@@ -1,7 +1,8 @@
 """pytest set-up shared by the unit tests and nbval.
 
-With `--rerun-offline` (as `make nbval` runs it), nbval executes every notebook twice in one
-kernel with socket connections blocked, and compares both passes with the stored outputs:
+With `--rerun-offline` (as `make nbval` runs it), nbval blocks socket connections in every
+kernel, and executes each course notebook (notebooks/) twice in one kernel, comparing both
+passes with the stored outputs (the solutions, once):
 learners rerun cells all the time, so a second pass must print the same checked outputs and
 leave no stale explorer open; the blocked network proves the course needs none at run time.
 One kernel does what used to take a second, separate execution of every notebook.
@@ -79,9 +80,10 @@ def pytest_collection_modifyitems(config, items):
         else:
             rerun.append(item)
     for notebook, cells in by_notebook.items():
+        rerun += [injected(notebook, "block the network", BLOCK_NETWORK), *cells]
+        if notebook.fspath.dirpath().basename != "notebooks":
+            continue  # solutions/ hold no explorer and no state worth a second pass
         rerun += [
-            injected(notebook, "block the network", BLOCK_NETWORK),
-            *cells,
             injected(notebook, "count open explorers", COUNT_OPEN_EXPLORERS),
             *(again(notebook, cell) for cell in cells),
             injected(notebook, "no explorer left open", SAME_EXPLORERS_AFTER_RERUN),

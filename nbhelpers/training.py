@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
 from .corpus import JapaneseGrammar
 from .gpt1 import GPT1, GPT1Config, check_gpt1, evaluating
 from .statistics import kl_divergence
 from .support.benchmarking import cpu_threads as threads_for_cpu
+from .support.progress import ProgressLine
 from .support.validation import check_positive_int, is_int
 
 
@@ -193,7 +193,7 @@ def _train(model, grammar, heldout, steps, batch_size, lr, warmup, eval_every, s
     pad_id, device = grammar.tokenizer.pad_id, model.device
     model.train()
     elapsed, losses = 0.0, []
-    bar = tqdm(total=steps, desc="training", disable=not progress, leave=True)
+    line = ProgressLine("training", steps, enabled=progress)
     for step in range(1, steps + 1):
         start = time.perf_counter()
         ids = grammar.sample_ids(batch_size, rng).to(device)
@@ -209,7 +209,6 @@ def _train(model, grammar, heldout, steps, batch_size, lr, warmup, eval_every, s
         optimizer.step()
         losses.append(loss.item())
         elapsed += time.perf_counter() - start
-        bar.update(1)
         if step % eval_every == 0 or step == steps:
             kl, heldout_loss = evaluate(model, heldout)
             history.steps.append(step)
@@ -218,7 +217,6 @@ def _train(model, grammar, heldout, steps, batch_size, lr, warmup, eval_every, s
             history.heldout_loss.append(heldout_loss)
             history.train_loss.append(float(np.mean(losses)))
             losses = []
-            bar.set_postfix(kl=f"{kl:.4f}", loss=f"{heldout_loss:.3f}")
-    bar.close()
+            line.update(step)  # no numbers that vary by machine: the notebook stores this
     model.eval()
     return history

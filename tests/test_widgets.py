@@ -44,3 +44,12 @@ def test_repr_is_short_and_stable():
     explorer = make_explorer()
     explorer.temperature.value = 3.0
     assert repr(explorer) == "AttentionMatrixExplorer(5 tokens)"
+
+
+def test_the_display_carries_the_figure_for_viewers_without_a_kernel():
+    explorer = make_explorer()
+    bundle = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["image/png"] == explorer.png()
+    explorer.temperature.value = 0.3
+    assert explorer._repr_mimebundle_()["image/png"] == explorer.png()  # the current state

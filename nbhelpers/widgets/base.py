@@ -109,5 +109,14 @@ class FigureExplorer(widgets.VBox):
         """The image currently shown (bytes; Image.value is a memoryview in ipywidgets 8)."""
         return bytes(self.image.value)
 
+    def _repr_mimebundle_(self, **kwargs):
+        # Beside the live widget, the figure as it is now: a notebook viewed without a kernel
+        # (GitHub, nbviewer) shows this PNG where it cannot render the widget. JupyterLab
+        # shows the widget and ignores it; nbval does not compare PNGs.
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None and self.image.value:
+            bundle = {**bundle, "image/png": self.png()}
+        return bundle
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
