@@ -63,9 +63,7 @@ browser: $(STAMP)
 # Re-execute every notebook (and solution) in place, in a fresh kernel, on the CPU: run before
 # committing.
 notebooks: $(STAMP)
-	$(EXEC_ENV) $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
-		--ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 \
-		notebooks/*.ipynb solutions/*.ipynb
+	$(EXEC_ENV) $(PY) scripts/execute_notebooks.py notebooks/*.ipynb solutions/*.ipynb
 
 benchmarks: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

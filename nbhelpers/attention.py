@@ -104,15 +104,20 @@ def scaled_dot_product_attention(
     return fused_attention(Q, K, V, mask, is_causal=is_causal)
 
 
-def fused_attention(Q, K, V, mask=None, *, is_causal: bool = False) -> torch.Tensor:
+def fused_attention(
+    Q, K, V, mask=None, *, is_causal: bool = False, dropout_p: float = 0.0
+) -> torch.Tensor:
     """`scaled_dot_product_attention` without the argument checks, for callers that made them
-    once already (MultiHeadAttention inside GPT1). No step of it waits for the device.
+    once already (MultiHeadAttention inside GPT1), with dropout on the weights while
+    training (`dropout_p`). No step of it waits for the device.
 
     Notebook 09.
     """
     if mask is None:
-        return F.scaled_dot_product_attention(Q, K, V, is_causal=is_causal)
-    output = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask.to(Q.dtype))
+        return F.scaled_dot_product_attention(Q, K, V, is_causal=is_causal, dropout_p=dropout_p)
+    output = F.scaled_dot_product_attention(
+        Q, K, V, attn_mask=mask.to(Q.dtype), dropout_p=dropout_p
+    )
     # A query that may see no key gets NaN or zeros depending on torch's version and kernel;
     # match `attention`, which always gives zeros.
     return output.masked_fill(torch.isneginf(mask.amax(dim=-1, keepdim=True)), 0.0)

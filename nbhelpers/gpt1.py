@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from .multihead import MultiHeadAttention, head_counts
-from .support.validation import check_positive_int, check_token_ids
+from .support.validation import check_positive_int, check_probability, check_token_ids
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,8 @@ class GPT1Config:
     n_layers: int = 12
     n_heads: int = 12
     d_ff: int | None = None  # 4 * d_model when None, as in GPT-1
-    dropout: float = 0.0  # GPT-1 used 0.1 when training on its large corpus
+    # GPT-1 used 0.1 on the embeddings, each residual branch and the attention weights.
+    dropout: float = 0.0
 
     def __post_init__(self):
         for name in ("vocab_size", "n_ctx", "d_model", "n_layers", "n_heads"):
@@ -48,13 +49,7 @@ class GPT1Config:
             isinstance(self.d_ff, bool) or not isinstance(self.d_ff, int) or self.d_ff < 1
         ):
             raise ValueError(f"d_ff must be a positive int or None, got {self.d_ff!r}")
-        # Checked as a number first: a string would otherwise fail inside the comparison.
-        if (
-            isinstance(self.dropout, bool)
-            or not isinstance(self.dropout, (int, float))
-            or not 0.0 <= self.dropout < 1.0
-        ):
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        check_probability("dropout", self.dropout)
 
     @property
     def ff_width(self) -> int:
@@ -62,9 +57,9 @@ class GPT1Config:
 
     @classmethod
     def paper(cls) -> GPT1Config:
-        """GPT-1 as published: 12 layers, 768 dimensions, 12 heads, 512 positions, and a
-        BPE vocabulary of 40,478 tokens."""
-        return cls(vocab_size=40478, n_ctx=512, d_model=768, n_layers=12, n_heads=12)
+        """GPT-1 as published: 12 layers, 768 dimensions, 12 heads, 512 positions, a BPE
+        vocabulary of 40,478 tokens, and dropout 0.1."""
+        return cls(vocab_size=40478, n_ctx=512, d_model=768, n_layers=12, n_heads=12, dropout=0.1)
 
     @classmethod
     def small(cls, vocab_size: int, n_ctx: int = 32) -> GPT1Config:
@@ -107,9 +102,12 @@ class GPT1Block(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
-        self.attn = MultiHeadAttention(d_model, n_heads, causal=True)
+        self.attn = MultiHeadAttention(d_model, n_heads, causal=True, dropout=dropout)
         self.ln_1 = nn.LayerNorm(d_model)
-        self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+        # GELU in the tanh approximation, as in GPT-1's code (notebook 07 measures the gap).
+        self.ffn = nn.Sequential(
+            nn.Linear(d_model, d_ff), nn.GELU(approximate="tanh"), nn.Linear(d_ff, d_model)
+        )
         self.ln_2 = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
 

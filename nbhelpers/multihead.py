@@ -11,11 +11,17 @@ views the last axis as h x d_head. The parameter count therefore does not depend
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .attention import attention, fused_attention
 from .masks import causal_mask
-from .support.validation import check_additive_mask, check_float_tensor, check_positive_int
+from .support.validation import (
+    check_additive_mask,
+    check_float_tensor,
+    check_positive_int,
+    check_probability,
+)
 
 
 def head_counts(d_model: int) -> list[int]:
@@ -76,13 +82,22 @@ class MultiHeadAttention(nn.Module):
     Notebook 05.
     """
 
-    def __init__(self, d_model: int, num_heads: int, causal: bool = False, bias: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        causal: bool = False,
+        bias: bool = True,
+        dropout: float = 0.0,
+    ):
         super().__init__()
         check_divisible(d_model, num_heads)
         for name, value in (("causal", causal), ("bias", bias)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be True or False, got {value!r}")
+        check_probability("dropout", dropout)
         self.d_model, self.num_heads, self.causal = d_model, num_heads, causal
+        self.dropout = dropout  # on the attention weights while training, as in GPT-1
         self.d_head = d_model // num_heads
         self.W_Q = nn.Linear(d_model, d_model, bias=bias)
         self.W_K = nn.Linear(d_model, d_model, bias=bias)
@@ -123,10 +138,15 @@ class MultiHeadAttention(nn.Module):
             # n of m positions, and a mask of our own must be combined with M: build M.
             M = causal_mask(n, m, device=x.device, dtype=x.dtype)
             mask, causal = (M if mask is None else mask + M), False
+        p = self.dropout if self.training else 0.0
         if return_weights:
             heads, weights = attention(q, k, v, mask)
+            if p:
+                weights = F.dropout(weights, p)
+                heads = weights @ v
             return self.W_O(merge_heads(heads)), weights
-        return self.W_O(merge_heads(fused_attention(q, k, v, mask, is_causal=causal)))
+        heads = fused_attention(q, k, v, mask, is_causal=causal, dropout_p=p)
+        return self.W_O(merge_heads(heads))
 
     def per_head(self, x, mask, keys: int, validate: bool = True) -> torch.Tensor | None:
         """The mask for the (..., h, n, keys) scores, in x's dtype: a per-sentence mask (same
@@ -172,5 +192,5 @@ class MultiHeadAttention(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"d_model={self.d_model}, num_heads={self.num_heads}, d_head={self.d_head}, "
-            f"causal={self.causal}"
+            f"causal={self.causal}" + (f", dropout={self.dropout}" if self.dropout else "")
         )

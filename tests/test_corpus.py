@@ -176,3 +176,59 @@ def test_entropy_rate_is_a_proper_rate(grammar):
     assert grammar.sentence_entropy() == pytest.approx(
         grammar.entropy_rate() * grammar.expected_predicted_tokens()
     )
+
+
+# --- n-gram baselines -----------------------------------------------------------------------
+
+
+def test_the_exact_bigram_kl_agrees_with_counting_a_large_sample(grammar):
+    # An independent route: count bigrams in sampled sentences, then average KL(true ‖ counts)
+    # over the predicted positions of other sampled sentences.
+    vocab, pad = grammar.tokenizer.vocab_size, grammar.tokenizer.pad_id
+    train = grammar.sample_ids(40_000, seed=4)
+    counts = torch.zeros(vocab, vocab, dtype=torch.float64)
+    pairs = torch.stack([train[:, :-1].flatten(), train[:, 1:].flatten()], 1)
+    pairs = pairs[pairs[:, 1] != pad]
+    counts.index_put_((pairs[:, 0], pairs[:, 1]), torch.ones(len(pairs), dtype=torch.float64),
+                      accumulate=True)  # fmt: skip
+    counted = counts / counts.sum(1, keepdim=True).clamp(min=1)
+    test = grammar.sample_ids(4_000, seed=5)
+    p, mask = grammar.true_distributions(test)
+    q = counted[test[:, :-1]]
+    support = p > 0
+    kl = torch.where(support, p * (p.clamp(min=1e-300).log() - q.clamp(min=1e-300).log()), 0.0)
+    estimate = float(kl.sum(-1)[mask].mean())
+    assert abs(estimate - grammar.ngram_kl(1)) < 0.01, (estimate, grammar.ngram_kl(1))
+
+
+def test_longer_contexts_never_predict_worse(grammar):
+    kls = [grammar.ngram_kl(order) for order in range(4)]
+    assert all(a > b for a, b in zip(kls, kls[1:], strict=False)), kls
+    assert kls[0] > 1.0 > kls[1]  # a unigram model is far off; one token of context helps most
+
+
+def test_the_unigram_model_is_the_token_frequency_of_a_large_sample(grammar):
+    (context, unigram), *_ = grammar.ngram_model(0).items()
+    assert context == ()
+    ids = grammar.sample_ids(20_000, seed=3)[:, 1:]  # the predicted tokens, <PAD> aside
+    targets = ids[ids != grammar.tokenizer.pad_id]
+    frequency = torch.bincount(targets, minlength=grammar.tokenizer.vocab_size).double()
+    frequency /= frequency.sum()
+    assert float((frequency - torch.from_numpy(unigram)).abs().max()) < 0.005
+
+
+def test_the_bigram_model_conditions_on_the_last_token(grammar):
+    bigram = grammar.ngram_model(1)
+    after_ga = bigram[(grammar.tokenizer.ids["が"],)]
+    assert abs(after_ga.sum() - 1) < 1e-12
+    # after が come places only (and their adjectives), never a particle
+    assert (
+        after_ga[grammar.tokenizer.ids["を"]] == 0 and after_ga[grammar.tokenizer.ids["河岸"]] > 0
+    )
+
+
+def test_a_negative_order_is_refused(grammar):
+    with pytest.raises(ValueError, match="order must be an int from 0 to 4, got -1"):
+        grammar.ngram_model(-1)
+    with pytest.raises(ValueError, match="got 9"):
+        grammar.ngram_kl(9)

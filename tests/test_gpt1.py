@@ -3,7 +3,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from nbhelpers import GPT1, GPT1Block, GPT1Config, one_hot, padding_mask, parameter_breakdown
+from nbhelpers import (
+    GPT1,
+    GPT1Block,
+    GPT1Config,
+    MultiHeadAttention,
+    one_hot,
+    padding_mask,
+    parameter_breakdown,
+)
 from nbhelpers.support.validation import check_token_ids
 
 PAPER_PARAMETERS = 116_534_784  # 12 x 768, 12 heads, 512 positions, 40,478 BPE tokens
@@ -115,8 +123,14 @@ def copy_into_reference(block: GPT1Block, reference: nn.TransformerEncoderLayer)
 def test_block_matches_a_post_ln_transformer_layer_with_a_causal_mask():
     torch.manual_seed(0)
     block = GPT1Block(d_model=32, n_heads=4, d_ff=128).eval()
+
+    # GPT-1's tanh GELU. A function, not an nn.GELU: torch's fast path would take any
+    # nn.GELU for the exact one.
+    def gelu_tanh(x):
+        return F.gelu(x, approximate="tanh")
+
     reference = nn.TransformerEncoderLayer(
-        32, 4, 128, dropout=0.0, activation="gelu", batch_first=True, norm_first=False
+        32, 4, 128, dropout=0.0, activation=gelu_tanh, batch_first=True, norm_first=False
     ).eval()
     copy_into_reference(block, reference)
     x = torch.randn(2, 6, 32)
@@ -320,3 +334,25 @@ def test_a_padding_mask_still_combines_with_the_causal_mask():
         padded = model(ids, pad)
         alone = model(ids[:1, :3])  # the first sentence without its padding
     torch.testing.assert_close(padded[:1, :3], alone, atol=1e-6, rtol=0)
+
+
+def test_the_paper_configuration_has_gpt1s_dropout_everywhere_gpt1_put_it():
+    with torch.device("meta"):
+        model = GPT1(GPT1Config.paper())
+    assert model.config.dropout == 0.1
+    assert model.dropout.p == 0.1  # the embeddings
+    block = model.blocks[0]
+    assert block.dropout.p == 0.1 and block.attn.dropout == 0.1  # residuals, attention weights
+    assert isinstance(block.ffn[1], nn.GELU) and block.ffn[1].approximate == "tanh"
+
+
+def test_attention_dropout_acts_while_training_only():
+    torch.manual_seed(0)
+    attn = MultiHeadAttention(16, 4, causal=True, dropout=0.5)
+    x = torch.randn(2, 5, 16)
+    attn.train()
+    assert not torch.equal(attn(x), attn(x))
+    attn.eval()
+    assert torch.equal(attn(x), attn(x))
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\), got 1.5"):
+        MultiHeadAttention(16, 4, dropout=1.5)

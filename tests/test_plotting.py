@@ -73,3 +73,20 @@ def test_canvas_redraw_reuses_artists_and_changes_pixels():
 def test_bad_heatmap_input_is_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         attention_heatmap(**kwargs)
+
+
+def test_activation_figure_is_pure_and_draws_both_panels():
+    from matplotlib.figure import Figure
+
+    from nbhelpers import activation_figure
+
+    figure = activation_figure()
+    assert isinstance(figure, Figure) and len(figure.axes) == 2
+    curves, gap = figure.axes
+    assert [line.get_label() for line in curves.get_lines()][:3] == [
+        "ReLU  max(0, x)",
+        "GELU  x Φ(x)",
+        "GELU, tanh form (GPT-1)",
+    ]
+    # the right panel is in units of 1e-3: the tanh form is within 1e-3 of the exact GELU
+    assert abs(gap.get_lines()[0].get_ydata()).max() < 1.0

@@ -88,6 +88,8 @@ WORD_CLASSES = (
     CONJUNCTIONS,
 )
 
+MAX_NGRAM_ORDER = 4
+
 
 def _optional(options: dict[str, float]) -> float:
     """The probability that an optional slot stays empty."""
@@ -363,6 +365,61 @@ class JapaneseGrammar:
         This is the floor of the mean cross-entropy per token (pooled over a large sample of
         sentences) that any model can reach: the true model reaches it, no model goes below."""
         return self.sentence_entropy() / self.expected_predicted_tokens()
+
+    def _visits(self, order: int) -> dict[int, dict[tuple[int, ...], float]]:
+        """Forward dynamic programming over (state, the last `order` tokens): the expected
+        number of times each pair is reached from the start to <EOS>, as
+        {state: {context: mass}}."""
+        start_context = (self.tokenizer.sos_id,)[-order:] if order else ()
+        mass: dict[int, dict[tuple[int, ...], float]] = {0: {start_context: 1.0}}
+        for s in reversed(self._order):  # every state after all the states that lead to it
+            if s == self._done:
+                continue
+            allowed = np.flatnonzero(self.next_state[s] >= 0)
+            for context, m in mass.get(s, {}).items():
+                for token_id in allowed:
+                    following = (*context, int(token_id))[-order:] if order else ()
+                    reached = mass.setdefault(int(self.next_state[s, token_id]), {})
+                    reached[following] = reached.get(following, 0.0) + m * self.probs[s, token_id]
+        return mass
+
+    def ngram_model(self, order: int) -> dict[tuple[int, ...], np.ndarray]:
+        """The best model that sees only the last `order` tokens (0: a unigram model, 1: a
+        bigram, 2: a trigram), computed exactly: P(next | context) is the expected count of
+        the context followed by each token over the expected count of the context, what
+        counting an unlimited sample of sentences converges to. Keys are contexts of ids.
+
+        Notebook 08.
+        """
+        if not is_int(order) or not 0 <= order <= MAX_NGRAM_ORDER:
+            raise ValueError(
+                f"order must be an int from 0 to {MAX_NGRAM_ORDER}, got {order!r} (longer "
+                "contexts multiply the pairs of state and context to track)"
+            )
+        counts: dict[tuple[int, ...], np.ndarray] = {}
+        for state, contexts in self._visits(order).items():
+            if state == self._done:
+                continue
+            for context, m in contexts.items():
+                row = counts.setdefault(context, np.zeros(self.tokenizer.vocab_size))
+                row += m * self.probs[state]
+        return {context: row / row.sum() for context, row in counts.items()}
+
+    def ngram_kl(self, order: int) -> float:
+        """The exact mean KL(true ‖ n-gram model) per predicted token, in nats: how far the
+        best model that sees only the last `order` tokens stays from the truth, on the same
+        scale as a trained model's mean KL (notebook 08)."""
+        model = self.ngram_model(order)
+        total = 0.0
+        for state, contexts in self._visits(order).items():
+            if state == self._done:
+                continue
+            p = self.probs[state]
+            support = p > 0
+            for context, m in contexts.items():
+                q = model[context][support]
+                total += m * float(np.sum(p[support] * np.log(p[support] / q)))
+        return total / self.expected_predicted_tokens()
 
     @property
     def max_length(self) -> int:

@@ -234,12 +234,14 @@ def block_parts(block: nn.Module):
 
 def block_comparison(block, x, d_model, h, d_ff):
     W, (ln_1, ln_2), ffn = block_parts(block)
+    # The activation as a function, not the module: torch's fast path would take any nn.GELU
+    # for the exact one, and GPT-1's is the tanh approximation.
     reference = nn.TransformerEncoderLayer(
         d_model,
         h,
         dim_feedforward=d_ff,
         dropout=0.0,
-        activation=ffn[1],
+        activation=lambda x: ffn[1](x),
         batch_first=True,
         norm_first=False,
     )

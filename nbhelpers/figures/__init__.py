@@ -4,6 +4,7 @@ Each module draws what one or two notebooks show; none touches pyplot's state. I
 the package sets up the Japanese font (see canvas.py).
 """
 
+from .activations import activation_figure
 from .attention_step import AttentionStepCanvas, attention_step_figure
 from .bars import BarCanvas, bar_chart
 from .canvas import Canvas, figure_to_png, show_figure
@@ -23,6 +24,7 @@ __all__ = [
     "HeadGridCanvas",
     "HeatmapCanvas",
     "MemoryBarsCanvas",
+    "activation_figure",
     "against_dk_figure",
     "attention_heatmap",
     "attention_step_figure",

@@ -97,6 +97,8 @@ def against_dk_figure(
     ax = figure.add_subplot()
     curves = [(name, values, False) for name, values in series.items()]
     curves += [(name, values, True) for name, values in (theory or {}).items()]
+    # Each theory line has its own style, so that two of them never read as one.
+    theory_styles = iter([("--", "#707070"), (":", "#222222"), ("-.", "#9a6fb0")] * 4)
     for k, (name, values, dashed) in enumerate(curves):
         values = to_numpy(values).reshape(-1)
         if values.shape != d_ks.shape:
@@ -104,7 +106,8 @@ def against_dk_figure(
                 f"series {name!r} has {values.size} values but there are {d_ks.size} d_k values"
             )
         if dashed:
-            ax.plot(d_ks, values, linestyle="--", color="#707070", linewidth=1, label=name)
+            style, colour = next(theory_styles)
+            ax.plot(d_ks, values, linestyle=style, color=colour, linewidth=1.2, label=name)
         else:
             colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
             ax.plot(d_ks, values, marker="o", markersize=4, label=name, color=colour)

@@ -23,6 +23,12 @@ def check_positive_int(name: str, value) -> None:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
+def check_probability(name: str, value) -> None:
+    """A rate in [0, 1), such as a dropout probability."""
+    if not is_number(value) or not 0.0 <= value < 1.0:
+        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
+
+
 def check_token_ids(ids, vocab_size: int, n_ctx: int | None = None, name: str = "ids"):
     """Token ids: an integer tensor (..., n) with 0 <= id < vocab_size and n <= n_ctx."""
     if not isinstance(ids, torch.Tensor):
