@@ -45,17 +45,7 @@ def naive_blocks_without_max(Q, K, V, block_size):
 
 def blocks_without_rescaling(Q, K, V, block_size):
     """A running maximum, but the earlier sums are not rescaled when it grows."""
-    scale = 1 / math.sqrt(Q.shape[-1])
-    running = torch.full((*Q.shape[:-1], 1), -math.inf, dtype=Q.dtype)
-    numerator = torch.zeros(*Q.shape[:-1], V.shape[-1], dtype=Q.dtype)
-    denominator = torch.zeros(*Q.shape[:-1], 1, dtype=Q.dtype)
-    for start in range(0, K.shape[-2], block_size):
-        s = Q @ K[..., start : start + block_size, :].mT * scale
-        running = torch.maximum(running, s.amax(-1, keepdim=True))
-        e = torch.exp(s - running)
-        numerator = numerator + e @ V[..., start : start + block_size, :]
-        denominator = denominator + e.sum(-1, keepdim=True)
-    return numerator / denominator
+    return online_reference(Q, K, V, block_size, rescale=False)
 
 
 def check_online_softmax_attention(fn) -> CheckResult:
@@ -121,8 +111,9 @@ def expected_of(Q, K, V):
     return F.scaled_dot_product_attention(Q, K, V)
 
 
-def online_reference(Q, K, V, block):
-    """Correct block-by-block attention, used here only to build a mistaken variant."""
+def online_reference(Q, K, V, block, *, rescale: bool = True):
+    """Block-by-block attention with a running maximum, used here only to build mistaken
+    variants (the reference of the checks is F.scaled_dot_product_attention)."""
     scale = 1 / math.sqrt(Q.shape[-1])
     running = torch.full((*Q.shape[:-1], 1), -math.inf, dtype=Q.dtype)
     numerator = torch.zeros(*Q.shape[:-1], V.shape[-1], dtype=Q.dtype)
@@ -130,7 +121,7 @@ def online_reference(Q, K, V, block):
     for start in range(0, K.shape[-2], block):
         s = Q @ K[..., start : start + block, :].mT * scale
         new = torch.maximum(running, s.amax(-1, keepdim=True))
-        shrink = torch.exp(running - new)
+        shrink = torch.exp(running - new) if rescale else torch.ones_like(new)
         e = torch.exp(s - new)
         numerator = numerator * shrink + e @ V[..., start : start + block, :]
         denominator = denominator * shrink + e.sum(-1, keepdim=True)
