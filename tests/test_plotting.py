@@ -90,3 +90,16 @@ def test_activation_figure_is_pure_and_draws_both_panels():
     ]
     # the right panel is in units of 1e-3: the tanh form is within 1e-3 of the exact GELU
     assert abs(gap.get_lines()[0].get_ydata()).max() < 1.0
+
+
+def test_a_log_scale_heatmap_colours_decades_apart_and_leaves_zeros_masked():
+    import numpy as np
+
+    from nbhelpers import HeatmapCanvas
+
+    canvas = HeatmapCanvas(vmin=None, vmax=None, log_scale=True, colorbar_label="change")
+    values = np.array([[0.0, 1e-3], [1e-1, 1.0]])
+    canvas.draw(values, masked=values == 0)
+    low, high = canvas.ax.images[0].get_clim()
+    assert (low, high) == (1e-3, 1.0)  # the smallest positive value, not 0
+    assert canvas.png().startswith(b"\x89PNG")

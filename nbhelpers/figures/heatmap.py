@@ -35,8 +35,10 @@ class HeatmapCanvas(Canvas):
         vmin: float | None = 0.0,
         vmax: float | None = 1.0,
         colorbar_label: str = "attention weight",
+        log_scale: bool = False,
     ):
         super().__init__(figsize=figsize, dpi=dpi)
+        self._log_scale = log_scale  # colours on a log scale: for values spanning decades
         self.figure.subplots_adjust(left=0.17, right=0.9, bottom=0.17, top=0.88)
         self.ax = self.figure.add_subplot()
         self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
@@ -51,9 +53,13 @@ class HeatmapCanvas(Canvas):
         self.figure.clear()
         self.ax = self.figure.add_subplot()
         n, m = shape
-        self._image = self.ax.imshow(
-            np.zeros(shape), cmap=self._cmap, vmin=self._vmin, vmax=self._vmax, aspect="auto"
-        )
+        if self._log_scale:
+            norm = matplotlib.colors.LogNorm(vmin=self._vmin or None, vmax=self._vmax)
+            self._image = self.ax.imshow(np.ones(shape), cmap=self._cmap, norm=norm, aspect="auto")
+        else:
+            self._image = self.ax.imshow(
+                np.zeros(shape), cmap=self._cmap, vmin=self._vmin, vmax=self._vmax, aspect="auto"
+            )
         colorbar = self.figure.colorbar(self._image, ax=self.ax, fraction=0.05, pad=0.03)
         colorbar.set_label(self._colorbar_label)
         self.ax.set_xticks(range(m))
@@ -104,11 +110,14 @@ class HeatmapCanvas(Canvas):
         # NaN or ±inf would silently paint a cell as "masked": show them as such only if asked.
         shown = np.ma.masked_array(np.nan_to_num(values, nan=0.0), mask=blocked)
         self._image.set_data(shown)
-        if self._vmin is None or self._vmax is None:
+        if self._log_scale or self._vmin is None or self._vmax is None:
             visible = values[~blocked & np.isfinite(values)]
-            low, high = (visible.min(), visible.max()) if visible.size else (0.0, 1.0)
+            if self._log_scale:
+                visible = visible[visible > 0]  # a log scale starts above 0
+            low, high = (visible.min(), visible.max()) if visible.size else (1e-6, 1.0)
+            fixed_low = self._vmin is not None and not (self._log_scale and self._vmin <= 0)
             self._image.set_clim(
-                low if self._vmin is None else self._vmin,
+                self._vmin if fixed_low else low,
                 high if self._vmax is None else self._vmax,
             )
         self.ax.set_xticklabels(cols)

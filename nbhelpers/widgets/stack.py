@@ -88,8 +88,15 @@ class CausalityExplorer(FigureExplorer):
         )
         self._pick_a_different_token()
         self.causal = widgets.Checkbox(value=True, description="causal mask", indent=False)
+        # A log colour scale: the changed position moves thousands of times more than the
+        # later ones at initialisation, and both should be visible.
         self.canvas = HeatmapCanvas(
-            figsize=(5.8, 3.8), vmin=0.0, vmax=None, cmap="magma", colorbar_label="max |change|"
+            figsize=(5.8, 3.8),
+            vmin=None,
+            vmax=None,
+            cmap="magma",
+            colorbar_label="max |change| (log scale)",
+            log_scale=True,
         )
         # Registered before the base class's redraw, so a new position never draws a "change"
         # to the token that is already there.
