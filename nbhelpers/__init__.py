@@ -32,6 +32,7 @@ from .figures import (
     figure_to_png,
     head_grid_figure,
     show_figure,
+    weighted_average_figure,
 )
 from .gpt1 import GPT1, GPT1Block, GPT1Config, one_hot, parameter_breakdown
 from .inference import generate, log_likelihood, next_token_distribution
@@ -54,6 +55,7 @@ from .widgets import (
     NextTokenExplorer,
     ScoreScalingExplorer,
     SoftmaxExplorer,
+    WeightedAverageExplorer,
 )
 
 __all__ = [
@@ -79,6 +81,7 @@ __all__ = [
     "ScoreScalingExplorer",
     "SelfAttention",
     "SoftmaxExplorer",
+    "WeightedAverageExplorer",
     "Tokenizer",
     "activation_figure",
     "against_dk_figure",
@@ -113,6 +116,7 @@ __all__ = [
     "seed_everything",
     "show_figure",
     "split_heads",
+    "weighted_average_figure",
     "similarity_scores",
     "softmax",
 ]

@@ -15,6 +15,7 @@ from .memory import MemoryBarsCanvas
 from .next_token import next_token_figure
 from .scaling import against_dk_figure, loglog_figure
 from .training import training_figure
+from .weighted_average import WeightedAverageCanvas, weighted_average_figure
 
 __all__ = [
     "AttentionStepCanvas",
@@ -36,4 +37,6 @@ __all__ = [
     "next_token_figure",
     "show_figure",
     "training_figure",
+    "WeightedAverageCanvas",
+    "weighted_average_figure",
 ]

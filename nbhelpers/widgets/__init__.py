@@ -11,6 +11,7 @@ from .scores import ScoreScalingExplorer
 from .softmax import SoftmaxExplorer
 from .stack import CausalityExplorer
 from .tour import AttentionMatrixExplorer
+from .weighted_average import WeightedAverageExplorer
 
 __all__ = [
     "AttentionExplorer",
@@ -24,4 +25,5 @@ __all__ = [
     "NextTokenExplorer",
     "ScoreScalingExplorer",
     "SoftmaxExplorer",
+    "WeightedAverageExplorer",
 ]

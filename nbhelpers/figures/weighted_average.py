@@ -1,0 +1,114 @@
+"""Notebook 03's picture of o_i = Σ_j a_ij v_j: with 2-dimensional values, o_i is a point,
+and because the weights are non-negative and sum to 1 it lies inside the convex hull of the
+v_j (the smallest polygon around them), pulled towards the heavily weighted ones."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Polygon
+
+from .bars import SERIES_COLOURS
+from .canvas import Canvas, check_labels, to_numpy
+
+
+def convex_hull(points: np.ndarray) -> np.ndarray:
+    """The corners of the convex hull of 2-D points, counter-clockwise (Andrew's monotone
+    chain); for fewer than 3 distinct points, the points themselves."""
+    unique = np.unique(points, axis=0)
+    if len(unique) < 3:
+        return unique
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    def chain(ordered):
+        hull = []
+        for p in ordered:
+            while len(hull) >= 2 and cross(hull[-2], hull[-1], p) <= 0:
+                hull.pop()
+            hull.append(p)
+        return hull
+
+    ordered = sorted(map(tuple, unique))
+    lower, upper = chain(ordered), chain(reversed(ordered))
+    return np.array(lower[:-1] + upper[:-1])
+
+
+class WeightedAverageCanvas(Canvas):
+    """The values v_j as dots (size ∝ a_ij), their convex hull, and o_i, redrawn in place."""
+
+    def __init__(self, *, figsize: tuple[float, float] = (5.2, 4.4), dpi: int = 100):
+        super().__init__(figsize=figsize, dpi=dpi)
+        self.ax = self.figure.add_subplot()
+        self.figure.subplots_adjust(left=0.16, right=0.97, bottom=0.12, top=0.9)
+        self._artists: list = []
+
+    def draw(
+        self,
+        values,
+        weights,
+        labels: Sequence | None = None,
+        *,
+        title: str | None = None,
+    ) -> Figure:
+        """values (m, 2): the value vectors; weights (m,): one query's weights a_ij."""
+        V, a = to_numpy(values), to_numpy(weights).reshape(-1)
+        if V.ndim != 2 or V.shape[1] != 2:
+            raise ValueError(f"values must be (m, 2): 2-dimensional value vectors, got {V.shape}")
+        if a.shape != (V.shape[0],):
+            raise ValueError(f"weights must hold one weight per value, {V.shape[0]}, got {a.shape}")
+        labels = check_labels("labels", labels, V.shape[0], unit="values")
+        for artist in self._artists:
+            artist.remove()
+        ax = self.ax
+        hull = convex_hull(V)
+        outline = Polygon(hull, closed=True, facecolor="#e8eef6", edgecolor="#3b6ea8", zorder=0)
+        self._artists = [ax.add_patch(outline)]
+        o = a @ V
+        for j, (x, y) in enumerate(V):
+            self._artists.append(
+                ax.scatter(
+                    [x], [y], s=40 + 600 * a[j], color=SERIES_COLOURS[0], alpha=0.8, zorder=2
+                )
+            )
+            self._artists.append(
+                ax.annotate(
+                    f"{labels[j]}  {a[j]:.2f}",
+                    (x, y),
+                    textcoords="offset points",
+                    xytext=(8, 6),
+                    fontsize=10,
+                )
+            )
+            self._artists.append(
+                ax.plot([o[0], x], [o[1], y], color="#999999", linewidth=0.5 + 3 * a[j], zorder=1)[
+                    0
+                ]
+            )
+        self._artists.append(
+            ax.scatter(
+                [o[0]],
+                [o[1]],
+                marker="*",
+                s=260,
+                color=SERIES_COLOURS[3],
+                zorder=3,
+                label="$o_i = \\sum_j a_{ij} v_j$",
+            )
+        )
+        self._artists.append(ax.legend(loc="lower right", fontsize=9))
+        pad = 0.25 * max(float(np.ptp(V[:, 0])), float(np.ptp(V[:, 1])), 1e-6)
+        ax.set_xlim(V[:, 0].min() - pad, V[:, 0].max() + 2 * pad)
+        ax.set_ylim(V[:, 1].min() - pad, V[:, 1].max() + pad)
+        ax.set_xlabel("value feature 1")
+        ax.set_ylabel("value feature 2")
+        ax.set_title(title or "", fontsize=11)
+        return self.figure
+
+
+def weighted_average_figure(values, weights, labels=None, **draw_options) -> Figure:
+    """A new Figure of o_i among the values v_j; see WeightedAverageCanvas.draw."""
+    return WeightedAverageCanvas().draw(values, weights, labels, **draw_options)

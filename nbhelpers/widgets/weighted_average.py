@@ -1,0 +1,74 @@
+"""Notebook 03's second explorer: o_i as a point among 2-dimensional values, moving as the
+temperature and the query change its weights."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+import torch
+
+from ..attention import similarity_scores, softmax
+from ..figures.weighted_average import WeightedAverageCanvas
+from .base import FigureExplorer, temperature_slider
+
+
+class WeightedAverageExplorer(FigureExplorer):
+    """Queries Q (n, d_k), keys K (m, d_k) and values V (m, 2) over a sentence; pick a
+    query and a temperature T and watch o_i = Σ_j softmax(q_i · k_j / (T √d_k)) v_j move."""
+
+    def __init__(self, tokens: Sequence[str], Q, K, V, *, query: int = 0, temperature=1.0):
+        self.tokens = [str(t) for t in tokens]
+        self.Q, self.K, self.V = (torch.as_tensor(t, dtype=torch.float32).cpu() for t in (Q, K, V))
+        m = len(self.tokens)
+        if self.K.shape[0] != m or self.V.shape != (m, 2):
+            raise ValueError(
+                f"K must have {m} rows and V must be ({m}, 2) for {m} tokens, got K "
+                f"{tuple(self.K.shape)} and V {tuple(self.V.shape)}"
+            )
+        if not 0 <= query < self.Q.shape[0]:
+            raise ValueError(f"query must be a row of Q in [0, {self.Q.shape[0]}), got {query}")
+        self.temperature = temperature_slider(temperature, low=0.1)
+        self.query = widgets.Dropdown(
+            options=[(f"query {i + 1}", i) for i in range(self.Q.shape[0])],
+            value=query,
+            description="query",
+        )
+        self.canvas = WeightedAverageCanvas()
+        super().__init__([self.query, self.temperature])
+        self.redraw()
+
+    @classmethod
+    def demo(cls) -> WeightedAverageExplorer:
+        """The running example with seeded random queries, keys and 2-D values."""
+        g = torch.Generator().manual_seed(0)
+        Q, K, V = (torch.randn(5, d, generator=g) for d in (4, 4, 2))
+        return cls(["犬", "が", "河岸", "を", "歩く"], Q, K, V, query=4)
+
+    def weights(self) -> torch.Tensor:
+        """The chosen query's weights over the keys, softmax(scores / T)."""
+        scores = similarity_scores(self.Q[self.query.value : self.query.value + 1], self.K)[0]
+        return softmax(scores / self.temperature.value)
+
+    def output(self) -> torch.Tensor:
+        return self.weights() @ self.V
+
+    def redraw(self) -> None:
+        weights = self.weights()
+        T = self.temperature.value
+        self.canvas.draw(
+            self.V, weights, self.tokens, title=f"$o_i$ for query {self.query.value + 1}, T = {T:g}"
+        )
+        self.image.value = self.canvas.png()
+        top = int(weights.argmax())
+        x, y = self.output().tolist()
+        entropy = float(-(weights * weights.clamp(min=1e-12).log()).sum())
+        self.readout.value = (
+            f"o<sub>i</sub> = ({x:+.2f}, {y:+.2f}), pulled most by <b>{self.tokens[top]}</b> "
+            f"({float(weights[top]):.2f}); entropy of the weights {entropy:.2f} nats "
+            f"(uniform: {math.log(len(self.tokens)):.2f})"
+        )
+
+    def __repr__(self) -> str:
+        return f"WeightedAverageExplorer({len(self.tokens)} values)"
