@@ -103,3 +103,20 @@ def test_a_log_scale_heatmap_colours_decades_apart_and_leaves_zeros_masked():
     low, high = canvas.ax.images[0].get_clim()
     assert (low, high) == (1e-3, 1.0)  # the smallest positive value, not 0
     assert canvas.png().startswith(b"\x89PNG")
+
+
+def test_attention_heatmaps_draw_one_panel_per_head_on_one_scale():
+    import numpy as np
+    import pytest
+
+    from nbhelpers import attention_heatmaps
+
+    weights = np.full((3, 4, 4), 0.25)
+    figure = attention_heatmaps(weights, list("abcd"), highlight_row=2)
+    panels = [ax for ax in figure.axes if ax.images]
+    assert len(panels) == 3
+    assert all(ax.images[0].get_clim() == (0.0, 1.0) for ax in panels)
+    with pytest.raises(ValueError, match=r"weights must be \(h, n, n\)"):
+        attention_heatmaps(np.ones((4, 4)), list("abcd"))
+    with pytest.raises(ValueError, match="titles has 1 entries but there are 3 heads"):
+        attention_heatmaps(weights, list("abcd"), titles=["one"])

@@ -10,7 +10,7 @@ from .bars import BarCanvas, bar_chart
 from .canvas import Canvas, figure_to_png, show_figure
 from .embedding import EmbeddingCanvas, embedding_figure
 from .heads import HeadGridCanvas, head_grid_figure
-from .heatmap import HeatmapCanvas, attention_heatmap
+from .heatmap import HeatmapCanvas, attention_heatmap, attention_heatmaps
 from .memory import MemoryBarsCanvas
 from .next_token import next_token_figure
 from .scaling import against_dk_figure, loglog_figure
@@ -28,6 +28,7 @@ __all__ = [
     "activation_figure",
     "against_dk_figure",
     "attention_heatmap",
+    "attention_heatmaps",
     "attention_step_figure",
     "bar_chart",
     "embedding_figure",

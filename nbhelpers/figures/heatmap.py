@@ -164,3 +164,56 @@ def attention_heatmap(
         figsize=figsize, cmap=cmap, vmin=vmin, vmax=vmax, colorbar_label=colorbar_label
     )
     return canvas.draw(weights, row_labels, col_labels, **draw_options)
+
+
+def attention_heatmaps(
+    weights,
+    labels: Sequence,
+    *,
+    titles: Sequence[str] | None = None,
+    masked=None,
+    highlight_row: int | None = None,
+    title: str | None = None,
+    cell_inches: float = 0.42,
+) -> Figure:
+    """A new Figure of several attention matrices side by side, one per head: weights
+    (h, n, n) on one shared colour scale from 0 to 1, each cell annotated, masked cells
+    grey with a ×, and row `highlight_row` framed in every panel."""
+    values = to_numpy(weights)
+    if values.ndim != 3 or values.shape[1] != values.shape[2]:
+        raise ValueError(f"weights must be (h, n, n), one matrix per head, got {values.shape}")
+    h, n, _ = values.shape
+    labels = check_labels("labels", labels, n, unit="tokens")
+    titles = list(titles) if titles is not None else [f"head {k}" for k in range(h)]
+    if len(titles) != h:
+        raise ValueError(f"titles has {len(titles)} entries but there are {h} heads")
+    blocked = np.zeros((n, n), dtype=bool) if masked is None else to_numpy(masked) != 0
+    side = cell_inches * n + 0.9
+    figure = Canvas(figsize=(side * h + 0.6, side + 0.7), dpi=100).figure
+    axes = figure.subplots(1, h, squeeze=False)[0]
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad=MASKED_COLOUR)
+    for k, ax in enumerate(axes):
+        shown = np.ma.masked_array(values[k], mask=blocked)
+        image = ax.imshow(shown, cmap=cmap, vmin=0.0, vmax=1.0)
+        for i in range(n):
+            for j in range(n):
+                if blocked[i, j]:
+                    ax.text(j, i, "×", ha="center", va="center", fontsize=9, color="#707070")
+                else:
+                    light = values[k, i, j] > 0.55  # viridis turns light above the middle
+                    ax.text(j, i, f"{values[k, i, j]:.2f}", ha="center", va="center",
+                            fontsize=9, color="black" if light else "white")  # fmt: skip
+        ax.set_xticks(range(n), labels, fontsize=9)
+        ax.set_yticks(range(n), labels if k == 0 else [""] * n, fontsize=9)
+        ax.set_title(titles[k], fontsize=10)
+        ax.tick_params(length=0)
+        if highlight_row is not None:
+            ax.add_patch(
+                matplotlib.patches.Rectangle(
+                    (-0.5, highlight_row - 0.5), n, 1, fill=False, edgecolor="red", linewidth=2
+                )
+            )
+    figure.colorbar(image, ax=list(axes), fraction=0.02, pad=0.02, label="attention weight")
+    if title:
+        figure.suptitle(title, fontsize=11)
+    return figure
