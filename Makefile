@@ -32,7 +32,8 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.ip=$(LAB_HOST) --ServerApp.port=$(LAB_PORT) \
 		--LabApp.extension_manager=readonly $(ALLOW_ROOT) $(FIRST_NOTEBOOK)
 
-# Everything: lint, the unit tests, nbval (each notebook twice in one kernel, offline), the
+# Everything: lint, the unit tests, nbval (each notebook twice in one kernel, offline; one
+# notebook per core at a time), the
 # browser tests (skipped, with one line saying why, where no Chromium or Chrome is found).
 test: $(STAMP)
 	@start=$$(date +%s); \
@@ -55,7 +56,7 @@ unit: $(STAMP)
 
 nbval: $(STAMP)
 	$(EXEC_ENV) $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval.cfg \
-		--rerun-offline notebooks solutions -q
+		--rerun-offline notebooks solutions -q -n auto --dist loadfile
 
 browser: $(STAMP)
 	$(PY) -m pytest tests/browser -q -s -rs
