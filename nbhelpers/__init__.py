@@ -32,6 +32,7 @@ from .figures import (
     embedding_figure,
     figure_to_png,
     head_grid_figure,
+    shape_flow_figure,
     show_figure,
     weighted_average_figure,
 )
@@ -116,6 +117,7 @@ __all__ = [
     "row_entropy",
     "scaled_dot_product_attention",
     "seed_everything",
+    "shape_flow_figure",
     "show_figure",
     "split_heads",
     "weighted_average_figure",

@@ -120,3 +120,16 @@ def test_attention_heatmaps_draw_one_panel_per_head_on_one_scale():
         attention_heatmaps(np.ones((4, 4)), list("abcd"))
     with pytest.raises(ValueError, match="titles has 1 entries but there are 3 heads"):
         attention_heatmaps(weights, list("abcd"), titles=["one"])
+
+
+def test_the_shape_flow_diagram_labels_every_matrix_with_its_shape():
+    import pytest
+
+    from nbhelpers import shape_flow_figure
+
+    figure = shape_flow_figure(5, 8, 2, 3)
+    texts = " ".join(t.get_text() for t in figure.axes[0].texts)
+    for shape in ("5 × 8", "5 × 2", "5 × 3", "5 × 5", "8 × 2", "8 × 3"):
+        assert shape in texts
+    with pytest.raises(ValueError, match="d_k must be a positive int, got 0"):
+        shape_flow_figure(5, 8, 0, 3)

@@ -14,6 +14,7 @@ from .heatmap import HeatmapCanvas, attention_heatmap, attention_heatmaps
 from .memory import MemoryBarsCanvas
 from .next_token import next_token_figure
 from .scaling import against_dk_figure, loglog_figure
+from .shape_flow import shape_flow_figure
 from .training import training_figure
 from .weighted_average import WeightedAverageCanvas, weighted_average_figure
 
@@ -36,6 +37,7 @@ __all__ = [
     "head_grid_figure",
     "loglog_figure",
     "next_token_figure",
+    "shape_flow_figure",
     "show_figure",
     "training_figure",
     "WeightedAverageCanvas",
