@@ -34,6 +34,7 @@ from .figures import (
     head_grid_figure,
     shape_flow_figure,
     show_figure,
+    teacher_forcing_figure,
     weighted_average_figure,
 )
 from .gpt1 import GPT1, GPT1Block, GPT1Config, one_hot, parameter_breakdown
@@ -120,6 +121,7 @@ __all__ = [
     "shape_flow_figure",
     "show_figure",
     "split_heads",
+    "teacher_forcing_figure",
     "weighted_average_figure",
     "similarity_scores",
     "softmax",

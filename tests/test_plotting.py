@@ -133,3 +133,16 @@ def test_the_shape_flow_diagram_labels_every_matrix_with_its_shape():
         assert shape in texts
     with pytest.raises(ValueError, match="d_k must be a positive int, got 0"):
         shape_flow_figure(5, 8, 0, 3)
+
+
+def test_teacher_forcing_shows_each_position_its_prefix_and_its_target():
+    import pytest
+
+    from nbhelpers import teacher_forcing_figure
+
+    figure = teacher_forcing_figure(["<SOS>", "犬", "が"])
+    texts = [t.get_text() for t in figure.axes[0].texts]
+    assert texts.count("<SOS>") == 2 and texts.count("×") == 1  # row 1 sees 1 key, row 2 two
+    assert "犬" in texts and "が" in texts  # the targets
+    with pytest.raises(ValueError, match="at least 2 tokens"):
+        teacher_forcing_figure(["犬"])

@@ -15,6 +15,7 @@ from .memory import MemoryBarsCanvas
 from .next_token import next_token_figure
 from .scaling import against_dk_figure, loglog_figure
 from .shape_flow import shape_flow_figure
+from .teacher_forcing import teacher_forcing_figure
 from .training import training_figure
 from .weighted_average import WeightedAverageCanvas, weighted_average_figure
 
@@ -39,6 +40,7 @@ __all__ = [
     "next_token_figure",
     "shape_flow_figure",
     "show_figure",
+    "teacher_forcing_figure",
     "training_figure",
     "WeightedAverageCanvas",
     "weighted_average_figure",

@@ -1,0 +1,49 @@
+"""Notebook 04's picture of training under the mask: every position predicts its next token
+at once, each seeing only the tokens up to itself (teacher forcing)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .bars import SERIES_COLOURS
+from .canvas import MASKED_COLOUR, Canvas
+
+
+def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -> Figure:
+    """Row i: the tokens position i may attend to (1 .. i, coloured) and those the mask
+    hides (greyed, ×), then the token it is trained to predict, token i + 1. All rows are
+    one forward pass: the true sentence is the input, shifted by one it is the target."""
+    tokens = [str(t) for t in tokens]
+    if len(tokens) < 2:
+        raise ValueError(
+            f"tokens must hold at least 2 tokens (an input and a target), got {tokens}"
+        )
+    inputs, targets = tokens[:-1], tokens[1:]
+    n = len(inputs)
+    figure = Canvas(figsize=(1.0 * n + 3.2, 0.55 * n + 1.3), dpi=100).figure
+    ax = figure.add_axes((0.02, 0.02, 0.96, 0.86))
+    ax.set_xlim(-0.6, n + 2.2)
+    ax.set_ylim(n - 0.4, -1.2)
+    ax.axis("off")
+    for j in range(n):
+        ax.text(j, -0.85, f"key {j + 1}", ha="center", va="center", fontsize=9, color="#555555")
+    ax.text(n + 1.1, -0.85, "trained to predict", ha="center", va="center", fontsize=9,
+            color="#555555")  # fmt: skip
+    for i in range(n):
+        for j, token in enumerate(inputs):
+            seen = j <= i
+            ax.add_patch(Rectangle((j - 0.45, i - 0.4), 0.9, 0.8,
+                                   facecolor=SERIES_COLOURS[0] if seen else MASKED_COLOUR,
+                                   alpha=0.25 if seen else 0.6, edgecolor="white"))  # fmt: skip
+            ax.text(j, i, token if seen else "×", ha="center", va="center",
+                    fontsize=11 if seen else 9, color="black" if seen else "#707070")  # fmt: skip
+        ax.annotate("", (n + 0.55, i), (n - 0.4, i), arrowprops={"arrowstyle": "->"})
+        ax.text(n + 1.1, i, targets[i], ha="center", va="center", fontsize=12,
+                color=SERIES_COLOURS[3])  # fmt: skip
+        ax.text(-0.55, i, f"{i + 1}", ha="right", va="center", fontsize=9, color="#555555")
+    figure.suptitle(title or "One forward pass, every position at once, each under the mask",
+                    fontsize=11)  # fmt: skip
+    return figure
