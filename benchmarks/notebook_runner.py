@@ -1,6 +1,7 @@
-"""Execute a notebook in a fresh kernel, in memory, for the scripts that time or check the
-course (bench_course.py, scripts/gpu_check.py). Not part of nbhelpers: the course itself
-never runs notebooks, so the package does not depend on nbclient."""
+"""Execute a notebook in a fresh kernel, in memory, for the scripts that time, check or
+re-execute the course (bench_course.py, scripts/gpu_check.py, scripts/execute_notebooks.py).
+Not part of nbhelpers: the course itself never runs notebooks, so the package does not
+depend on nbclient."""
 
 from __future__ import annotations
 
@@ -28,13 +29,15 @@ def run_notebook(
     timeout: int = 600,
     kernel_name: str = "python3",
     measure_memory: bool = False,
+    coalesce_streams: bool = False,
 ):
     """Execute a notebook in a fresh kernel, in memory (the file is not touched).
 
     Returns (executed notebook, wall-clock seconds including the kernel's start-up, peak
     resident bytes of the kernel process or None). `env` adds to or overrides the kernel's
-    environment. A cell that raises stops the run with nbclient's CellExecutionError, which
-    names the cell.
+    environment. `coalesce_streams` merges each cell's stdout (and applies carriage returns),
+    as `make notebooks` stores it. A cell that raises stops the run with nbclient's
+    CellExecutionError, which names the cell.
     """
     path = Path(path)
     if not path.is_file():
@@ -47,6 +50,7 @@ def run_notebook(
         notebook,
         timeout=timeout,
         kernel_name=kernel_name,
+        coalesce_streams=coalesce_streams,
         resources={"metadata": {"path": str(path.parent.resolve())}},
     )
     start = time.perf_counter()

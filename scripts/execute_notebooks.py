@@ -10,11 +10,13 @@ returns applied, so a progress line is saved as it ended ("training: step 800 of
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from notebook_runner import run_notebook  # noqa: E402
 
 
 def main(paths: list[str]) -> int:
@@ -23,17 +25,9 @@ def main(paths: list[str]) -> int:
         return 2
     for name in paths:
         path = Path(name)
-        notebook = nbformat.read(path, as_version=4)
-        start = time.perf_counter()
-        NotebookClient(
-            notebook,
-            timeout=600,
-            kernel_name="python3",
-            coalesce_streams=True,
-            resources={"metadata": {"path": str(path.parent.resolve())}},
-        ).execute()
+        notebook, seconds, _ = run_notebook(path, coalesce_streams=True)
         nbformat.write(notebook, path)
-        print(f"executed {path} in {time.perf_counter() - start:.1f} s")
+        print(f"executed {path} in {seconds:.1f} s")
     return 0
 
 

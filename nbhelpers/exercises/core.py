@@ -9,7 +9,6 @@ is not a function, or a function where a class is expected).
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -200,7 +199,3 @@ def randn(generator: torch.Generator, *shape: int, dtype=torch.float32, scale: f
 
 def shapes(**tensors) -> str:
     return ", ".join(f"{name} {describe(t)}" for name, t in tensors.items())
-
-
-def sqrt(x: int) -> float:
-    return math.sqrt(x)

@@ -13,10 +13,13 @@ from ..inference import generate
 from .attention import attempt, bias_of, build, linear_weights
 from .core import (
     FAILED,
+    NOT_ATTEMPTED,
+    PASSED,
     Case,
     CheckResult,
     check_class,
     check_function,
+    first_line,
     randn,
     run_cases,
     seeded,
@@ -405,21 +408,17 @@ def check_sample_next_token(fn, draws: int = 4000) -> CheckResult:
         except NotImplementedError:
             return CheckResult(
                 exercise,
-                "not attempted",
+                NOT_ATTEMPTED,
                 [
                     f"… {exercise}: not attempted. Replace raise NotImplementedError: return one "
                     "token id drawn from softmax(logits / T) over the top_k largest logits.",
                 ],
             )
         except Exception as error:
-            text = str(error).strip().splitlines()
             return CheckResult(
                 exercise,
                 FAILED,
-                [
-                    f"✗ {exercise}: {where}",
-                    f"  the answer raised {type(error).__name__}: {text[0] if text else ''}",
-                ],
+                [f"✗ {exercise}: {where}", f"  the answer raised {first_line(error)}"],
                 len(settings),
             )
         expected = filtered_distribution(logits, temperature, top_k)
@@ -433,7 +432,7 @@ def check_sample_next_token(fn, draws: int = 4000) -> CheckResult:
     names = [setting[0] for setting in settings]
     return CheckResult(
         exercise,
-        "passed",
+        PASSED,
         [
             f"✓ {exercise}: all {len(settings)} cases passed ({'; '.join(names)}), "
             f"{draws} draws each, chi-square at significance 1e-4",

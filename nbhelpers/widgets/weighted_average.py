@@ -11,6 +11,7 @@ import torch
 
 from ..attention import similarity_scores, softmax
 from ..figures.weighted_average import WeightedAverageCanvas
+from ..statistics import row_entropy
 from .base import FigureExplorer, temperature_slider
 
 
@@ -63,7 +64,7 @@ class WeightedAverageExplorer(FigureExplorer):
         self.image.value = self.canvas.png()
         top = int(weights.argmax())
         x, y = self.output().tolist()
-        entropy = float(-(weights * weights.clamp(min=1e-12).log()).sum())
+        entropy = float(row_entropy(weights))
         self.readout.value = (
             f"o<sub>i</sub> = ({x:+.2f}, {y:+.2f}), pulled most by <b>{self.tokens[top]}</b> "
             f"({float(weights[top]):.2f}); entropy of the weights {entropy:.2f} nats "
