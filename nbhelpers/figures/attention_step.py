@@ -22,6 +22,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .canvas import (
+    DPI,
+    MIN_FONT_PT,
     Blitter,
     Canvas,
     check_labels,
@@ -69,7 +71,7 @@ class AttentionStepCanvas(Canvas):
     """
 
     def __init__(
-        self, *, figsize: tuple[float, float] = (10.4, 4.6), dpi: int = 80, blit: bool = True
+        self, *, figsize: tuple[float, float] = (10.4, 4.6), dpi: int = DPI, blit: bool = True
     ):
         self.blit = blit
         super().__init__(figsize=figsize, dpi=dpi)
@@ -114,9 +116,8 @@ class AttentionStepCanvas(Canvas):
         ax.set_xlabel("key j")
         ax.set_ylabel("query i")
         ax.set_title("weights A (each row sums to 1)", fontsize=10)
-        size = 9 if max(n, m) <= 6 else 7
         self._cells = [
-            [ax.text(j, i, "", ha="center", va="center", fontsize=size) for j in range(m)]
+            [ax.text(j, i, "", ha="center", va="center", fontsize=MIN_FONT_PT) for j in range(m)]
             for i in range(n)
         ]
         # Above the spines (z 2.5), so that painting it last matches a full render.
@@ -156,7 +157,9 @@ class AttentionStepCanvas(Canvas):
             lw=0.4,
             zorder=3,
         )
-        self._output_texts = [ax.text(c, 0, "", ha="center", fontsize=8) for c in range(d_v)]
+        self._output_texts = [
+            ax.text(c, 0, "", ha="center", fontsize=MIN_FONT_PT) for c in range(d_v)
+        ]
         ax.set_xticks(x, [f"{c + 1}" for c in range(d_v)])
         ax.set_xlim(-0.6, d_v - 0.4)
         ax.set_xlabel("feature of the value vectors")
@@ -169,7 +172,7 @@ class AttentionStepCanvas(Canvas):
             for colour, label in zip(colours, cols, strict=True)
         ]
         ax.legend(
-            handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8,
+            handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=MIN_FONT_PT,
             title="key j",
         )  # fmt: skip
         self._output_ticks = self._scaled_y_axis(ax)
@@ -214,9 +217,12 @@ class AttentionStepCanvas(Canvas):
             )
             for name, (x0, y0, x1, y1) in boxes.items()
         }
+        # A value label can hang a line beyond its panel: panels closer than that share pixels.
+        line = MIN_FONT_PT * self.figure.dpi / 72
+        padded = {name: box.padded(line) for name, box in boxes.items()}
         names = list(boxes)
         for k, a in enumerate(names):
-            if any(boxes[a].overlaps(boxes[b]) for b in names[k + 1 :]):
+            if any(padded[a].overlaps(padded[b]) for b in names[k + 1 :]):
                 return None  # a small figsize: repaint every panel at every redraw instead
         return boxes
 
@@ -224,7 +230,7 @@ class AttentionStepCanvas(Canvas):
     def _bar_panel(ax, labels: list[str], colours: list) -> tuple[list, list]:
         x = np.arange(len(labels))
         bars = list(ax.bar(x, np.zeros(len(labels)), 0.7, color=colours))
-        texts = [ax.text(j, 0, "", ha="center", fontsize=8) for j in range(len(labels))]
+        texts = [ax.text(j, 0, "", ha="center", fontsize=MIN_FONT_PT) for j in range(len(labels))]
         ax.set_xticks(x, labels)
         ax.tick_params(axis="x", length=0)
         return bars, texts

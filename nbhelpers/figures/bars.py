@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .canvas import Canvas, to_numpy
+from .canvas import DPI, MIN_FONT_PT, Canvas, to_numpy
 
 SERIES_COLOURS = ("#3b6ea8", "#e08a2c", "#4c9a5b", "#b5495b")
 ANNOTATE_MAX_BARS = 24
@@ -20,7 +20,7 @@ ANNOTATE_MAX_BARS = 24
 class BarCanvas(Canvas):
     """Grouped bars: one group per label, one bar per series (e.g. "model" and "true")."""
 
-    def __init__(self, *, figsize: tuple[float, float] = (5.6, 3.2), dpi: int = 90):
+    def __init__(self, *, figsize: tuple[float, float] = (5.6, 3.2), dpi: int = DPI):
         super().__init__(figsize=figsize, dpi=dpi)
         self.figure.subplots_adjust(left=0.12, right=0.97, bottom=0.2, top=0.86)
         self.ax = self.figure.add_subplot()
@@ -46,14 +46,16 @@ class BarCanvas(Canvas):
             if count * len(names) <= ANNOTATE_MAX_BARS:
                 self._texts.append(
                     [
-                        self.ax.text(x[i] + offset, 0, "", ha="center", va="bottom", fontsize=7)
+                        self.ax.text(
+                            x[i] + offset, 0, "", ha="center", va="bottom", fontsize=MIN_FONT_PT
+                        )
                         for i in range(count)
                     ]
                 )
         self.ax.set_xticks(x)
         self.ax.axhline(0, color="black", linewidth=0.6)
         if len(names) > 1:
-            self.ax.legend(loc="upper right", fontsize=8)
+            self.ax.legend(loc="upper right", fontsize=MIN_FONT_PT)
         self._layout = (names, count)
 
     def draw(

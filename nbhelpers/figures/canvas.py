@@ -18,7 +18,12 @@ from matplotlib.figure import Figure
 
 from ..support.validation import is_int
 
-# Cells are annotated with their value only while the numbers stay legible.
+# Every figure is rendered at DPI and no text is smaller than MIN_FONT_PT, so that figures
+# stay sharp and legible at 100 % zoom (72 dpi was blurry and its 7-pt text too small).
+DPI = 100
+MIN_FONT_PT = 9
+# Cells are annotated with their value only while the numbers stay legible: at most this many
+# cells, and (see annotation_fits) only where a MIN_FONT_PT number fits inside a cell.
 ANNOTATE_MAX_CELLS = 144
 MASKED_COLOUR = "#d0d0d0"
 # Fast, lossless and deterministic; zlib's default level 6 costs several times more here.
@@ -37,7 +42,8 @@ def figure_to_png(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     if figure.canvas is None or not isinstance(figure.canvas, FigureCanvasAgg):
         FigureCanvasAgg(figure)
-    figure.canvas.print_png(buffer)
+    # savefig, not print_png: only a save draws the artists that a blitting canvas animates.
+    figure.savefig(buffer, format="png", dpi=figure.dpi)
     return buffer.getvalue()
 
 
@@ -66,6 +72,24 @@ def check_row_index(name: str, index, rows: int) -> None:
         raise ValueError(f"{name} must be a row index in [0, {rows}), got {index}")
 
 
+def annotation_fits(ax, rows: int, cols: int, *, sample: str = "-0.00") -> bool:
+    """Whether `sample` at MIN_FONT_PT fits in each of the rows x cols cells of `ax` as laid
+    out now, so that cell annotations are dropped rather than shrunk below legibility."""
+    if rows * cols > ANNOTATE_MAX_CELLS:
+        return False
+    ax.apply_aspect()  # an equal-aspect axes is shrunk only when drawn
+    box = ax.get_position()  # in figure fractions
+    width_px, height_px = ax.figure.get_size_inches() * ax.figure.dpi
+    probe = ax.text(0, 0, sample, fontsize=MIN_FONT_PT)
+    text = probe.get_window_extent(ax.figure.canvas.get_renderer())
+    probe.remove()
+    margin = 3  # pixels
+    return (
+        text.width + margin <= box.width * width_px / cols
+        and text.height + margin <= box.height * height_px / rows
+    )
+
+
 def show_figure(figure: Figure):
     """Display a Figure in a notebook cell as a PNG (no pyplot backend involved)."""
     from IPython.display import Image
@@ -80,7 +104,7 @@ class Canvas:
     slider-driven widgets keep one canvas and change what its artists show.
     """
 
-    def __init__(self, *, figsize: tuple[float, float] | None = None, dpi: int = 90):
+    def __init__(self, *, figsize: tuple[float, float] | None = None, dpi: int = DPI):
         self.figure = Figure(figsize=figsize, dpi=dpi)
         self.canvas = FigureCanvasAgg(self.figure)
 

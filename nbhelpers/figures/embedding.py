@@ -17,7 +17,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .canvas import ANNOTATE_MAX_CELLS, MASKED_COLOUR, Canvas, to_numpy
+from .canvas import DPI, MASKED_COLOUR, MIN_FONT_PT, Canvas, annotation_fits, to_numpy
 
 POSITION_COLOURS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2")
 FADE_ALPHA = 0.7  # how much the rows of W_e that no token selects are washed out
@@ -51,7 +51,7 @@ class EmbeddingCanvas(Canvas):
     """U · W_e + W_p = h_0 as four heatmaps in one figure, redrawn without rebuilding."""
 
     def __init__(
-        self, *, figsize: tuple[float, float] = (11.0, 3.6), dpi: int = 90, cmap: str = "RdBu_r"
+        self, *, figsize: tuple[float, float] = (11.0, 3.6), dpi: int = DPI, cmap: str = "RdBu_r"
     ):
         super().__init__(figsize=figsize, dpi=dpi)
         self._one_hot_cmap = matplotlib.colormaps["Blues"]
@@ -84,20 +84,20 @@ class EmbeddingCanvas(Canvas):
             cmap = self._one_hot_cmap if ax is self.ax_U else self._cmap
             self._images[ax] = ax.imshow(np.zeros(shape), cmap=cmap, aspect="equal")
             ax.set_anchor("N")
-            ax.tick_params(length=0, labelsize=8)
+            ax.tick_params(length=0, labelsize=MIN_FONT_PT)
             ax.set_xticks(range(shape[1]))
             ax.set_yticks(range(shape[0]))
             self._texts[ax] = []
-            if shape[0] * shape[1] <= ANNOTATE_MAX_CELLS:
+            if annotation_fits(ax, *shape, sample="-0.0"):
                 self._texts[ax] = [
                     [
-                        ax.text(j, i, "", ha="center", va="center", fontsize=7)
+                        ax.text(j, i, "", ha="center", va="center", fontsize=MIN_FONT_PT)
                         for j in range(shape[1])
                     ]
                     for i in range(shape[0])
                 ]
         for ax in (self.ax_W_e, self.ax_W_p, self.ax_h0):
-            ax.set_xticklabels([str(j) for j in range(d)], fontsize=7)
+            ax.set_xticklabels([str(j) for j in range(d)], fontsize=MIN_FONT_PT)
         self._images[self.ax_U].set_clim(0.0, 1.0)
         # The rows of W_e that no position selects are washed out by a white overlay.
         self._fade = self.ax_W_e.imshow(np.zeros((V, d, 4)), aspect="equal", zorder=2)
@@ -173,10 +173,10 @@ class EmbeddingCanvas(Canvas):
                 box.set_height(1 - 2 * inset)
                 box.set_edgecolor(colour)
 
-        self.ax_U.set_xticklabels(vocab, fontsize=8)
-        self.ax_W_e.set_yticklabels(vocab, fontsize=8)
+        self.ax_U.set_xticklabels(vocab, fontsize=MIN_FONT_PT)
+        self.ax_W_e.set_yticklabels(vocab, fontsize=MIN_FONT_PT)
         for ax in (self.ax_U, self.ax_W_p, self.ax_h0):
-            ax.set_yticklabels(rows, fontsize=8)
+            ax.set_yticklabels(rows, fontsize=MIN_FONT_PT)
             for i, label in enumerate(ax.get_yticklabels()):
                 label.set_color(POSITION_COLOURS[i % len(POSITION_COLOURS)])
         self.ax_U.set_title(f"$U$  one-hot ({n}×{V})", fontsize=10)

@@ -9,11 +9,15 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .canvas import (
-    ANNOTATE_MAX_CELLS,
+    DPI,
     MASKED_COLOUR,
+    MIN_FONT_PT,
+    Blitter,
     Canvas,
+    annotation_fits,
     check_labels,
     check_row_index,
+    pixels_to_png,
     to_numpy,
 )
 
@@ -24,13 +28,18 @@ class HeatmapCanvas(Canvas):
     Building a Figure, its axes, colour bar and text artists costs far more than rendering it,
     so a slider-driven widget keeps one canvas and only swaps the data, the labels and the
     annotation strings. A new figure is built only when the matrix changes shape.
+
+    `png()` blits: the frame, tick labels and colour bar are rendered once (again only when
+    the labels or the colour scale change) and each frame paints just the cells, their
+    numbers, the row frame and the title over them. The figure that `draw` returns still
+    renders completely anywhere else (show_figure, savefig).
     """
 
     def __init__(
         self,
         *,
         figsize: tuple[float, float] = (4.6, 3.8),
-        dpi: int = 90,
+        dpi: int = DPI,
         cmap: str = "viridis",
         vmin: float | None = 0.0,
         vmax: float | None = 1.0,
@@ -48,6 +57,10 @@ class HeatmapCanvas(Canvas):
         self._texts: list = []
         self._shape: tuple[int, int] | None = None
         self._row_box = None
+        self._blitter = Blitter(self.canvas)
+        self._background: tuple | None = None  # what the saved background shows
+        # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
+        self.canvas.mpl_connect("draw_event", lambda _event: self._blitter.forget())
 
     def _build(self, shape: tuple[int, int]) -> None:
         self.figure.clear()
@@ -68,10 +81,12 @@ class HeatmapCanvas(Canvas):
         self.ax.set_ylabel("query i")
         self.ax.tick_params(length=0)
         self._texts = []
-        if n * m <= ANNOTATE_MAX_CELLS:
-            size = 9 if max(n, m) <= 8 else 7
+        if annotation_fits(self.ax, n, m):
             self._texts = [
-                [self.ax.text(j, i, "", ha="center", va="center", fontsize=size) for j in range(m)]
+                [
+                    self.ax.text(j, i, "", ha="center", va="center", fontsize=MIN_FONT_PT)
+                    for j in range(m)
+                ]  # fmt: skip
                 for i in range(n)
             ]
         self._row_box = self.ax.add_patch(
@@ -79,7 +94,14 @@ class HeatmapCanvas(Canvas):
                 (-0.5, -0.5), m, 1, fill=False, edgecolor="red", linewidth=2, visible=False
             )
         )
+        # The spines too: a full render draws them over the image. Painted in zorder, as there.
+        changing = [self._image, self._row_box, *self.ax.spines.values(), self.ax.title]
+        changing += [t for row in self._texts for t in row]
+        self._changing = sorted(changing, key=lambda artist: artist.get_zorder())
+        for artist in self._changing:
+            artist.set_animated(True)
         self._shape = shape
+        self._blitter.forget()
 
     def draw(
         self,
@@ -138,7 +160,19 @@ class HeatmapCanvas(Canvas):
         self._row_box.set_visible(highlight_row is not None)
         if highlight_row is not None:
             self._row_box.set_y(highlight_row - 0.5)
+        self._showing = (tuple(rows), tuple(cols), self._image.get_clim())
         return self.figure
+
+    def png(self) -> bytes:
+        """The current figure as PNG bytes, repainting only what changes between frames."""
+        if self._shape is None:
+            raise RuntimeError("nothing drawn yet: call draw(...) first")
+        if not self._blitter.ready or self._background != self._showing:
+            self._blitter.render()  # everything but the animated artists
+            self._blitter.save("background")
+            self._background = self._showing
+        self._blitter.paint("background", self._changing)
+        return pixels_to_png(self._blitter.pixels()[..., :3])
 
 
 def attention_heatmap(
@@ -189,7 +223,7 @@ def attention_heatmaps(
         raise ValueError(f"titles has {len(titles)} entries but there are {h} heads")
     blocked = np.zeros((n, n), dtype=bool) if masked is None else to_numpy(masked) != 0
     side = cell_inches * n + 0.9
-    figure = Canvas(figsize=(side * h + 0.6, side + 0.7), dpi=100).figure
+    figure = Canvas(figsize=(side * h + 0.6, side + 0.7), dpi=DPI).figure
     axes = figure.subplots(1, h, squeeze=False)[0]
     cmap = matplotlib.colormaps["viridis"].with_extremes(bad=MASKED_COLOUR)
     for k, ax in enumerate(axes):

@@ -7,20 +7,20 @@ from matplotlib.figure import Figure
 
 from ..support.benchmarking import format_bytes
 from .bars import SERIES_COLOURS
-from .canvas import Canvas
+from .canvas import DPI, MIN_FONT_PT, Canvas
 
 
 class MemoryBarsCanvas(Canvas):
     """Horizontal bars on a logarithmic byte axis; artists are reused between draws."""
 
     def __init__(self, labels: list[str], *, figsize: tuple[float, float] = (6.0, 2.6)):
-        super().__init__(figsize=figsize, dpi=90)
+        super().__init__(figsize=figsize, dpi=DPI)
         self.figure.subplots_adjust(left=0.25, right=0.97, bottom=0.22, top=0.86)
         self.ax = self.figure.add_subplot()
         y = np.arange(len(labels))
         colours = [SERIES_COLOURS[k % len(SERIES_COLOURS)] for k in range(len(labels))]
         self._bars = self.ax.barh(y, np.ones(len(labels)), color=colours, left=1.0)
-        self._texts = [self.ax.text(1, i, "", va="center", fontsize=8) for i in y]
+        self._texts = [self.ax.text(1, i, "", va="center", fontsize=MIN_FONT_PT) for i in y]
         self.ax.set_yticks(y, labels)
         self.ax.invert_yaxis()
         self.ax.set_xscale("log")

@@ -13,7 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .bars import SERIES_COLOURS
-from .canvas import to_numpy
+from .canvas import DPI, MIN_FONT_PT, to_numpy
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -26,7 +26,7 @@ def _finish_loglog(figure: Figure, ax, *, xlabel: str, ylabel: str, title: str) 
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=MIN_FONT_PT)
     figure.tight_layout()
 
 
@@ -45,7 +45,7 @@ def loglog_figure(
     (a plain sequence of slopes starts them all from the first series)."""
     if not series:
         raise ValueError("series must hold at least one name -> (ns, values)")
-    figure = Figure(figsize=figsize, dpi=90)
+    figure = Figure(figsize=figsize, dpi=DPI)
     FigureCanvasAgg(figure)
     ax = figure.add_subplot()
     anchors = {}
@@ -82,7 +82,7 @@ def against_dk_figure(
     title: str = "",
     theory: Mapping[str, Sequence[float]] | None = None,
     figsize: tuple[float, float] = (5.6, 3.6),
-    dpi: int = 90,
+    dpi: int = DPI,
 ) -> Figure:
     """A new Figure: each series against d_k on log-log axes, `theory` curves dashed.
 
