@@ -6,7 +6,8 @@ Four layers, each importing only from the ones below it:
   training, statistics, memory, and the generated corpus (`corpus/`);
 * `figures/`: pure figure builders and the canvases that redraw them;
 * `widgets/`: the explorers, wiring controls to a formula and a figure;
-* `support/`: argument checks, device, seeding, check_close, benchmarking.
+* `support/`: argument checks, device, seeding, check_close, benchmarking, and the language
+  of the course's own words (`set_language("ja")`).
 
 Importing it sets up Japanese-capable plotting (IPAexGothic via matplotlib-fontja).
 """
@@ -29,6 +30,7 @@ from .figures import (
     attention_heatmap,
     attention_heatmaps,
     attention_step_figure,
+    dot_product_geometry_figure,
     embedding_figure,
     figure_to_png,
     head_grid_figure,
@@ -45,12 +47,14 @@ from .multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
 from .statistics import dot_product_variance, kl_divergence, random_dot_products, row_entropy
 from .support.checks import check_close
 from .support.device import available_devices, describe_environment, device_name, get_device
+from .support.language import language, set_language
 from .support.seeding import seed_everything
 from .widgets import (
     AttentionExplorer,
     AttentionMatrixExplorer,
     AttentionMemoryExplorer,
     CausalityExplorer,
+    DotProductGeometryExplorer,
     EmbeddingExplorer,
     FigureExplorer,
     MaskExplorer,
@@ -66,6 +70,7 @@ __all__ = [
     "AttentionMatrixExplorer",
     "AttentionMemoryExplorer",
     "CausalityExplorer",
+    "DotProductGeometryExplorer",
     "AttentionStepCanvas",
     "EmbeddingCanvas",
     "EmbeddingExplorer",
@@ -92,6 +97,7 @@ __all__ = [
     "attention_heatmap",
     "attention_heatmaps",
     "attention_step_figure",
+    "dot_product_geometry_figure",
     "available_devices",
     "causal_mask",
     "check_cache_agrees",
@@ -118,6 +124,8 @@ __all__ = [
     "row_entropy",
     "scaled_dot_product_attention",
     "seed_everything",
+    "set_language",
+    "language",
     "shape_flow_figure",
     "show_figure",
     "split_heads",

@@ -8,6 +8,7 @@ from .activations import activation_figure
 from .attention_step import AttentionStepCanvas, attention_step_figure
 from .bars import BarCanvas, bar_chart
 from .canvas import Canvas, figure_to_png, show_figure
+from .dot_product_geometry import DotProductGeometryCanvas, dot_product_geometry_figure
 from .embedding import EmbeddingCanvas, embedding_figure
 from .heads import HeadGridCanvas, head_grid_figure
 from .heatmap import HeatmapCanvas, attention_heatmap, attention_heatmaps
@@ -23,6 +24,7 @@ __all__ = [
     "AttentionStepCanvas",
     "BarCanvas",
     "Canvas",
+    "DotProductGeometryCanvas",
     "EmbeddingCanvas",
     "HeadGridCanvas",
     "HeatmapCanvas",
@@ -33,6 +35,7 @@ __all__ = [
     "attention_heatmaps",
     "attention_step_figure",
     "bar_chart",
+    "dot_product_geometry_figure",
     "embedding_figure",
     "figure_to_png",
     "head_grid_figure",

@@ -2,6 +2,7 @@
 
 from .attention_explorer import AttentionExplorer
 from .base import FigureExplorer
+from .dot_product_geometry import DotProductGeometryExplorer
 from .embeddings import EmbeddingExplorer
 from .masking import MaskExplorer
 from .multihead import MultiHeadExplorer
@@ -18,6 +19,7 @@ __all__ = [
     "AttentionMatrixExplorer",
     "AttentionMemoryExplorer",
     "CausalityExplorer",
+    "DotProductGeometryExplorer",
     "EmbeddingExplorer",
     "FigureExplorer",
     "MaskExplorer",

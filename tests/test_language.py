@@ -1,0 +1,87 @@
+"""The course's own words in Japanese: every text passed to `tr` has a translation in
+translations_ja.JA, the table holds nothing the code no longer says, and each translation
+keeps the English text's {placeholders}."""
+
+from __future__ import annotations
+
+import ast
+import string
+from pathlib import Path
+
+import pytest
+
+from nbhelpers.support import language as lang
+from nbhelpers.support.translations_ja import JA
+
+PACKAGE = Path(lang.__file__).resolve().parent.parent
+
+
+def translatable_texts() -> dict[str, str]:
+    """{English text: where it is first used} for every `tr("...")` call in nbhelpers."""
+    found: dict[str, str] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr"):
+                continue
+            where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+            first = node.args[0] if node.args else None
+            if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+                raise AssertionError(f"{where}: tr() needs a string literal, so it can be listed")
+            found.setdefault(first.value, where)
+    return found
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+def test_every_text_has_a_japanese_translation():
+    missing = [
+        f"{where}: {text!r}" for text, where in translatable_texts().items() if text not in JA
+    ]
+    assert not missing, f"{len(missing)} texts have no Japanese translation:\n" + "\n".join(missing)
+
+
+def test_the_table_holds_only_texts_the_code_uses():
+    unused = sorted(set(JA) - set(translatable_texts()))
+    assert not unused, f"translations_ja.JA holds texts no tr() call uses: {unused}"
+
+
+def test_translations_keep_the_placeholders():
+    wrong = [
+        f"{en!r}: {sorted(fields(en))} vs {sorted(fields(ja))}"
+        for en, ja in JA.items()
+        if fields(en) != fields(ja)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.fixture
+def restore_language():
+    yield
+    lang.set_language(None)
+
+
+def test_english_is_the_default_and_ja_translates(monkeypatch, restore_language):
+    monkeypatch.delenv(lang.ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.setitem(JA, "{n} heads", "{n} 個のヘッド")
+    assert lang.language() == "en"
+    assert lang.tr("{n} heads", n=4) == "4 heads"
+    lang.set_language("ja")
+    assert lang.tr("{n} heads", n=4) == "4 個のヘッド"
+    assert lang.tr("no such text") == "no such text"  # falls back to English
+
+
+def test_the_environment_variable_chooses_until_set_language_does(monkeypatch, restore_language):
+    monkeypatch.setenv(lang.ENVIRONMENT_VARIABLE, "ja")
+    assert lang.language() == "ja"
+    lang.set_language("en")
+    assert lang.language() == "en"
+
+
+def test_unknown_languages_are_refused(monkeypatch, restore_language):
+    with pytest.raises(ValueError, match=r"language must be one of \('en', 'ja'\), got 'fr'"):
+        lang.set_language("fr")
+    monkeypatch.setenv(lang.ENVIRONMENT_VARIABLE, "de")
+    with pytest.raises(ValueError, match="NBHELPERS_LANG must be one of"):
+        lang.language()

@@ -1,0 +1,70 @@
+"""The Japanese notebooks match the English ones: the same code, and every markdown cell a
+translation of the English cell as it is now (scripts/translations.py keeps the hashes)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("translations", ROOT / "scripts/translations.py")
+translations = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(translations)
+
+
+@pytest.mark.parametrize(
+    "english", translations.english_notebooks(), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
+def test_the_japanese_edition_is_up_to_date(english):
+    found = translations.problems(english)
+    assert not found, "\n".join(
+        [*found, "then re-translate and `python scripts/translations.py stamp ...`"]
+    )
+
+
+@pytest.fixture
+def pair(tmp_path):
+    """A copy of one English notebook and its Japanese edition, in a scratch folder."""
+    english = ROOT / "notebooks" / "02_softmax.ipynb"
+    (tmp_path / "ja").mkdir()
+    shutil.copy(english, tmp_path / english.name)
+    shutil.copy(translations.japanese_path(english), tmp_path / "ja" / english.name)
+    return tmp_path / english.name
+
+
+def _edit(path: Path, index_of, change) -> str:
+    notebook = nbformat.read(path, as_version=4)
+    cell = next(c for c in notebook.cells if index_of(c))
+    change(cell)
+    nbformat.write(notebook, path)
+    return cell.get("id")
+
+
+def test_a_changed_english_cell_is_named(pair):
+    assert translations.problems(pair) == []
+    cell_id = _edit(
+        pair, lambda c: c.cell_type == "markdown", lambda c: c.update(source=c.source + " More.")
+    )
+    found = translations.problems(pair)
+    assert len(found) == 1
+    assert f"cell {cell_id}" in found[0] and "the English changed" in found[0]
+    assert pair.name in found[0]
+
+
+def test_changed_code_is_named(pair):
+    cell_id = _edit(pair, lambda c: c.cell_type == "code", lambda c: c.update(source="x = 1"))
+    found = translations.problems(pair)
+    assert len(found) == 1 and f"cell {cell_id}" in found[0] and "code differs" in found[0]
+
+
+def test_sync_keeps_translations_and_marks_new_cells(pair):
+    notebook = nbformat.read(pair, as_version=4)
+    notebook.cells.insert(1, nbformat.v4.new_markdown_cell("A brand new paragraph here."))
+    nbformat.write(notebook, pair)
+    translations.sync(pair)
+    found = translations.problems(pair)
+    assert len(found) == 1 and "not translated yet" in found[0]
