@@ -1,0 +1,225 @@
+"""Why GPT-1's block has residual connections and LayerNorm: a deep stack at initialisation.
+
+The same stack of GPT1Blocks (same weights, same input) is wired four ways: plain (no
+residual, no LayerNorm), residual only, LayerNorm only, and both (post-LN, GPT-1's block).
+For each we measure, after one forward and one backward pass of a simple loss,
+
+    activation RMS        sqrt(mean(h_l²))            l = 0 .. L   (forward signal)
+    upstream gradient     ‖∂loss/∂h_l‖                l = 0 .. L   (backward signal)
+    weight gradient       ‖∂loss/∂(block l's weight matrices)‖,  l = 1 .. L
+
+The weights are drawn from N(0, 0.02²) with zero biases, as GPT-1 initialises them (or from a
+wider normal distribution, to see what LayerNorm adds once the sublayers' outputs are large).
+
+Notebook 07.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .gpt1 import GPT1Block
+from .multihead import check_divisible
+from .support.validation import check_positive_int, is_int, is_number
+
+# A seconds-long CPU run; deeper, the plain stack's numbers (about 1e-4 lost per block at
+# d_model = 32) would also leave even float64's range.
+MAX_DEPTH = 64
+INIT_STD = 0.02  # GPT-1's N(0, 0.02²)
+
+# (name, residual, layer_norm), in the order the notebook discusses them.
+VARIANTS = (
+    ("plain", False, False),
+    ("residual only", True, False),
+    ("LayerNorm only", False, True),
+    ("residual + LayerNorm (GPT-1)", True, True),
+)
+
+
+@dataclass(frozen=True)
+class StackProfile:
+    """One variant's measurements, float64 tensors on the CPU."""
+
+    name: str
+    residual: bool
+    layer_norm: bool
+    init_std: float  # the weights' standard deviation at initialisation
+    activation_rms: torch.Tensor  # (L + 1,): h_0 (the input) .. h_L
+    upstream_gradient: torch.Tensor  # (L + 1,): ‖∂loss/∂h_l‖, l = 0 .. L
+    weight_gradient: torch.Tensor  # (L,): blocks 1 .. L
+
+    @property
+    def depth(self) -> int:
+        return len(self.weight_gradient)
+
+
+def scaled_norm(x: torch.Tensor) -> torch.Tensor:
+    """‖x‖, computed on x / max|x| and scaled back: squaring the plain stack's 1e-200s
+    directly would underflow to 0 even in float64."""
+    largest = x.detach().abs().max()
+    if not largest > 0 or not torch.isfinite(largest):
+        return largest  # 0, inf or nan: nothing to rescale
+    return largest * torch.linalg.vector_norm(x.detach() / largest)
+
+
+def rms(x: torch.Tensor) -> torch.Tensor:
+    """sqrt(mean(x²)), without underflow (see scaled_norm)."""
+    return scaled_norm(x) / x.numel() ** 0.5
+
+
+def check_switch(name: str, value) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+def block_forward(
+    block: GPT1Block, h: torch.Tensor, *, residual: bool = True, layer_norm: bool = True
+) -> torch.Tensor:
+    """A GPT1Block's own sublayers, with the residual additions and the LayerNorms switched
+    on or off; with both on it is GPT1Block.forward (without dropout)."""
+    if not isinstance(block, GPT1Block):
+        raise TypeError(f"block must be a GPT1Block, got {type(block).__name__}")
+    check_switch("residual", residual)
+    check_switch("layer_norm", layer_norm)
+    attended = block.attn(h)
+    h = h + attended if residual else attended
+    if layer_norm:
+        h = block.ln_1(h)
+    transformed = block.ffn(h)
+    h = h + transformed if residual else transformed
+    return block.ln_2(h) if layer_norm else h
+
+
+def check_init_std(init_std) -> None:
+    if not is_number(init_std) or not 0 < init_std < float("inf"):
+        raise ValueError(f"init_std must be a positive number, got {init_std!r}")
+
+
+def check_stack_sizes(depth, d_model, n_heads, n_tokens, batch, seed) -> None:
+    check_positive_int("depth", depth)
+    if depth > MAX_DEPTH:
+        raise ValueError(
+            f"depth must be at most {MAX_DEPTH} (deeper, the plain stack's activations "
+            f"underflow even in float64), got {depth}"
+        )
+    for name, value in (("n_tokens", n_tokens), ("batch", batch)):
+        check_positive_int(name, value)
+    check_divisible(d_model, n_heads)
+    if not is_int(seed) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an int in [0, 2**32), got {seed!r}")
+
+
+def deep_stack(
+    depth: int,
+    d_model: int = 32,
+    n_heads: int = 4,
+    *,
+    init_std: float = INIT_STD,
+    generator: torch.Generator | None = None,
+) -> nn.ModuleList:
+    """`depth` GPT1Blocks (feed-forward width 4·d_model) initialised as GPT-1: linear
+    weights from N(0, init_std²), GPT-1's 0.02 by default, biases zero. In float64, so
+    that the plain stack's tiny numbers stay representable (float32 ends near 1e-45).
+    Drawn from `generator` (default: a fresh one seeded 0); torch's global generator is left
+    as it was."""
+    check_stack_sizes(depth, d_model, n_heads, 1, 1, 0)
+    check_init_std(init_std)
+    if generator is None:
+        generator = torch.Generator().manual_seed(0)
+    elif not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {generator!r}")
+    # nn.Linear draws its default initialisation from the global generator; fork it so that
+    # building this stack leaves the rest of a notebook's random numbers as they were.
+    with torch.random.fork_rng(devices=[]):
+        blocks = nn.ModuleList(GPT1Block(d_model, n_heads, 4 * d_model) for _ in range(depth))
+    blocks = blocks.to(torch.float64).eval()
+    with torch.no_grad():
+        for module in blocks.modules():
+            if isinstance(module, nn.Linear):
+                module.weight.normal_(0.0, init_std, generator=generator)
+                module.bias.zero_()
+    return blocks
+
+
+def weight_matrices(block: GPT1Block) -> list[torch.Tensor]:
+    """W_Q, W_K, W_V, W_O and the feed-forward layer's two matrices: the weights every
+    variant uses (the LayerNorm gains exist only where LayerNorm is switched on)."""
+    attn = block.attn
+    linears = (attn.W_Q, attn.W_K, attn.W_V, attn.W_O, block.ffn[0], block.ffn[2])
+    return [linear.weight for linear in linears]
+
+
+def profile_stack(
+    blocks: nn.ModuleList,
+    h_0: torch.Tensor,
+    target: torch.Tensor,
+    *,
+    name: str,
+    residual: bool,
+    layer_norm: bool,
+    init_std: float = INIT_STD,
+) -> StackProfile:
+    """One forward pass through `blocks` wired as asked, the loss mean((h_L − target)²),
+    and one backward pass: the per-layer measurements (`init_std` is recorded with them:
+    the standard deviation the blocks were drawn with)."""
+    states = [h_0.detach().requires_grad_()]
+    for block in blocks:
+        states.append(block_forward(block, states[-1], residual=residual, layer_norm=layer_norm))
+    loss = ((states[-1] - target) ** 2).mean()
+    weights = [weight_matrices(block) for block in blocks]
+    flat = [w for ws in weights for w in ws]
+    # autograd.grad leaves .grad alone, so the same blocks serve every variant.
+    gradients = torch.autograd.grad(loss, [*states, *flat])
+    state_grads, weight_grads = gradients[: len(states)], gradients[len(states) :]
+    per_block = len(weights[0])
+    block_norms = [
+        scaled_norm(torch.cat([g.flatten() for g in weight_grads[i : i + per_block]]))
+        for i in range(0, len(weight_grads), per_block)
+    ]
+    return StackProfile(
+        name=name,
+        residual=residual,
+        layer_norm=layer_norm,
+        init_std=init_std,
+        activation_rms=torch.stack([rms(state) for state in states]),
+        upstream_gradient=torch.stack([scaled_norm(g) for g in state_grads]),
+        weight_gradient=torch.stack(block_norms),
+    )
+
+
+def compare_stacks(
+    depth: int = 24,
+    d_model: int = 32,
+    n_heads: int = 4,
+    *,
+    n_tokens: int = 8,
+    batch: int = 4,
+    seed: int = 0,
+    init_std: float = INIT_STD,
+) -> list[StackProfile]:
+    """The four VARIANTS on one stack of `depth` blocks: the same weights (from
+    N(0, init_std²)), the same random input h_0 (RMS about 1) and the same random target;
+    only the wiring differs. Far from the defaults (a much wider init_std, a narrow
+    d_model) some numbers leave float64's range: they come back as 0, inf or nan."""
+    check_stack_sizes(depth, d_model, n_heads, n_tokens, batch, seed)
+    check_init_std(init_std)
+    generator = torch.Generator().manual_seed(seed)
+    shape = (batch, n_tokens, d_model)
+    h_0 = torch.randn(shape, generator=generator, dtype=torch.float64)
+    target = torch.randn(shape, generator=generator, dtype=torch.float64)
+    blocks = deep_stack(depth, d_model, n_heads, init_std=init_std, generator=generator)
+    return [
+        profile_stack(
+            blocks,
+            h_0,
+            target,
+            name=name,
+            residual=residual,
+            layer_norm=layer_norm,
+            init_std=init_std,
+        )
+        for name, residual, layer_norm in VARIANTS
+    ]

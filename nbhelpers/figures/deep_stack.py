@@ -1,0 +1,116 @@
+"""Notebook 07's deep-stack measurements: per layer, the forward signal, the backward signal
+and the weight gradients of a stack wired with or without residuals and LayerNorm."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
+
+from ..deep_stack import StackProfile
+from .bars import SERIES_COLOURS
+from .canvas import Canvas
+
+# One style per wiring, (residual, layer_norm): GPT-1's block drawn boldest.
+STYLES = {
+    (False, False): {"color": SERIES_COLOURS[3], "linestyle": "-", "linewidth": 1.6},
+    (True, False): {"color": SERIES_COLOURS[1], "linestyle": "--", "linewidth": 1.8},
+    (False, True): {"color": SERIES_COLOURS[2], "linestyle": "-.", "linewidth": 1.6},
+    (True, True): {"color": SERIES_COLOURS[0], "linestyle": "-", "linewidth": 2.6, "alpha": 0.8},
+}
+# The bottom row's window: where the variants that keep their scale live.
+ZOOM = (1e-2, 1e2)
+PANELS = (
+    ("activation RMS of $h_l$", "activation_rms", "layer $l$ ($h_0$: the input)", 0),
+    (r"gradient reaching $h_l$: $\|\partial\,$loss$/\partial h_l\|$", "upstream_gradient",
+     "layer $l$", 0),
+    ("weight gradient of block $l$", "weight_gradient", "block $l$", 1),
+)  # fmt: skip
+
+
+def check_profiles(profiles) -> list[StackProfile]:
+    if isinstance(profiles, StackProfile):
+        profiles = [profiles]
+    if not isinstance(profiles, Sequence) or not profiles:
+        raise ValueError(f"profiles must be a non-empty list of StackProfile, got {profiles!r}")
+    for profile in profiles:
+        if not isinstance(profile, StackProfile):
+            raise TypeError(
+                f"profiles must hold StackProfile (from compare_stacks), got "
+                f"{type(profile).__name__}"
+            )
+    depths = {profile.depth for profile in profiles}
+    if len(depths) > 1:
+        raise ValueError(f"profiles must all have the same depth, got depths {sorted(depths)}")
+    return list(profiles)
+
+
+def style_of(profile: StackProfile) -> dict:
+    return STYLES[(profile.residual, profile.layer_norm)]
+
+
+def decade_ticks(limits: tuple[float, float], most: int = 6) -> list[float]:
+    """Powers of ten inside `limits`, every k-th decade so that at most `most` remain (none
+    when no power of ten lies inside: matplotlib's own ticks are kept then)."""
+    low, high = (int(np.ceil(np.log10(limits[0]))), int(np.floor(np.log10(limits[1]))))
+    step = max(1, int(np.ceil((high - low + 1) / most)))
+    step = next(s for s in (1, 2, 5, 10, 20, 30, 50, 100, step) if s >= step)
+    return [10.0**k for k in range(high - high % step, low - 1, -step)]
+
+
+def note_hidden(ax, profiles: list[StackProfile], field: str) -> None:
+    """Name the variants whose curve leaves the zoom window downwards, in their colour."""
+    lines = [
+        (f"{profile.name}: below {ZOOM[0]:g}", style_of(profile)["color"])
+        for profile in profiles
+        if float(getattr(profile, field).min()) < ZOOM[0]
+    ]
+    for k, (text, colour) in enumerate(lines):
+        ax.text(0.97, 0.05 + 0.09 * k, text, transform=ax.transAxes, ha="right", va="bottom",
+                fontsize=9, color=colour)  # fmt: skip
+
+
+def deep_stack_figure(profiles: Sequence[StackProfile]) -> Figure:
+    """Three quantities per layer on log scales, one curve per variant. Top row: the full
+    range (the plain stack's numbers fall by about a hundred decades); bottom row: the same
+    curves in the window 1e-2 .. 1e2, where the other variants can be told apart."""
+    profiles = check_profiles(profiles)
+    depth = profiles[0].depth
+    figure = Canvas(figsize=(11.0, 6.6), dpi=100).figure
+    axes = figure.subplots(2, 3, sharex=True)
+    for column, (title, field, xlabel, first) in enumerate(PANELS):
+        for row in range(2):
+            ax = axes[row, column]
+            for profile in profiles:
+                # float64 as measured: float32 would flush the plain stack's 1e-90s to 0
+                values = getattr(profile, field).detach().cpu().double().numpy()
+                layers = np.arange(first, first + len(values))
+                ax.plot(layers, values, label=profile.name, **style_of(profile))
+            ax.set_yscale("log")
+            ax.grid(True, which="major", alpha=0.3)
+            ax.tick_params(labelsize=9)
+            if row == 0:
+                ax.set_title(title, fontsize=10)
+                if ticks := decade_ticks(ax.get_ylim()):
+                    ax.set_yticks(ticks)
+                    ax.yaxis.set_minor_locator(NullLocator())
+            else:
+                ax.set_ylim(*ZOOM)
+                ax.set_xlabel(xlabel, fontsize=10)
+                note_hidden(ax, profiles, field)
+        axes[1, column].set_xlim(0, depth)
+    axes[0, 0].set_ylabel("all variants (full range)", fontsize=10)
+    axes[1, 0].set_ylabel(f"zoom: {ZOOM[0]:g} to {ZOOM[1]:g}", fontsize=10)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=9,
+                  frameon=False)  # fmt: skip
+    stds = sorted({profile.init_std for profile in profiles})
+    weights = ", ".join(f"N(0, {std:g}²)" for std in stds)
+    figure.suptitle(
+        f"A stack of {depth} GPT-1 blocks at initialisation, weights from {weights}",
+        fontsize=11,
+    )
+    figure.tight_layout(rect=(0, 0.05, 1, 1))
+    return figure
