@@ -12,7 +12,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # Stored outputs are always produced on the CPU so that nbval compares like with like.
 EXEC_ENV := NBHELPERS_DEVICE=cpu PYTHONHASHSEED=0 MPLBACKEND=Agg
 
-.PHONY: lab test check unit nbval lint browser notebooks benchmarks gpu-check clean
+.PHONY: lab lab-ja test check unit nbval lint browser notebooks benchmarks gpu-check clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ $(STAMP): $(VENV)/bin/python requirements.txt requirements-dev.txt pyproject.tom
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.ip=$(LAB_HOST) --ServerApp.port=$(LAB_PORT) \
 		--LabApp.extension_manager=readonly $(ALLOW_ROOT) $(FIRST_NOTEBOOK)
+
+# The Japanese edition: its tour, with every kernel's figures and messages in Japanese.
+lab-ja: $(STAMP)
+	NBHELPERS_LANG=ja $(VENV)/bin/jupyter lab --ServerApp.ip=$(LAB_HOST) \
+		--ServerApp.port=$(LAB_PORT) --LabApp.extension_manager=readonly $(ALLOW_ROOT) \
+		notebooks/ja/00_tour.ipynb
 
 # Everything: lint, the unit tests, nbval (each notebook twice in one kernel, offline; one
 # notebook per core at a time), the
@@ -64,7 +70,8 @@ browser: $(STAMP)
 # Re-execute every notebook (and solution) in place, in a fresh kernel, on the CPU: run before
 # committing.
 notebooks: $(STAMP)
-	$(EXEC_ENV) $(PY) scripts/execute_notebooks.py notebooks/*.ipynb solutions/*.ipynb
+	$(EXEC_ENV) $(PY) scripts/execute_notebooks.py notebooks/*.ipynb solutions/*.ipynb \
+		notebooks/ja/*.ipynb solutions/ja/*.ipynb
 
 benchmarks: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -5,9 +5,11 @@ the package sets up the Japanese font (see canvas.py).
 """
 
 from .activations import activation_figure
+from .architecture import gpt1_block_figure, transformer_vs_gpt1_figure
 from .attention_step import AttentionStepCanvas, attention_step_figure
 from .bars import BarCanvas, bar_chart
 from .canvas import Canvas, figure_to_png, show_figure
+from .deep_stack import deep_stack_figure
 from .dot_product_geometry import DotProductGeometryCanvas, dot_product_geometry_figure
 from .embedding import EmbeddingCanvas, embedding_figure
 from .heads import HeadGridCanvas, head_grid_figure
@@ -35,9 +37,11 @@ __all__ = [
     "attention_heatmaps",
     "attention_step_figure",
     "bar_chart",
+    "deep_stack_figure",
     "dot_product_geometry_figure",
     "embedding_figure",
     "figure_to_png",
+    "gpt1_block_figure",
     "head_grid_figure",
     "loglog_figure",
     "next_token_figure",
@@ -45,6 +49,7 @@ __all__ = [
     "show_figure",
     "teacher_forcing_figure",
     "training_figure",
+    "transformer_vs_gpt1_figure",
     "WeightedAverageCanvas",
     "weighted_average_figure",
 ]

@@ -8,6 +8,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..support.language import tr
 from .canvas import (
     DPI,
     MASKED_COLOUR,
@@ -43,7 +44,7 @@ class HeatmapCanvas(Canvas):
         cmap: str = "viridis",
         vmin: float | None = 0.0,
         vmax: float | None = 1.0,
-        colorbar_label: str = "attention weight",
+        colorbar_label: str | None = None,
         log_scale: bool = False,
     ):
         super().__init__(figsize=figsize, dpi=dpi)
@@ -52,7 +53,7 @@ class HeatmapCanvas(Canvas):
         self.ax = self.figure.add_subplot()
         self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
         self._vmin, self._vmax = vmin, vmax
-        self._colorbar_label = colorbar_label
+        self._colorbar_label = colorbar_label  # None: "attention weight", in the language set
         self._image = None
         self._texts: list = []
         self._shape: tuple[int, int] | None = None
@@ -74,11 +75,11 @@ class HeatmapCanvas(Canvas):
                 np.zeros(shape), cmap=self._cmap, vmin=self._vmin, vmax=self._vmax, aspect="auto"
             )
         colorbar = self.figure.colorbar(self._image, ax=self.ax, fraction=0.05, pad=0.03)
-        colorbar.set_label(self._colorbar_label)
+        colorbar.set_label(self._colorbar_label or tr("attention weight"))
         self.ax.set_xticks(range(m))
         self.ax.set_yticks(range(n))
-        self.ax.set_xlabel("key j (attended to)")
-        self.ax.set_ylabel("query i")
+        self.ax.set_xlabel(tr("key j (attended to)"))
+        self.ax.set_ylabel(tr("query i"))
         self.ax.tick_params(length=0)
         self._texts = []
         if annotation_fits(self.ax, n, m):
@@ -183,7 +184,7 @@ def attention_heatmap(
     vmin: float | None = 0.0,
     vmax: float | None = 1.0,
     cmap: str = "viridis",
-    colorbar_label: str = "attention weight",
+    colorbar_label: str | None = None,
     figsize: tuple[float, float] = (4.6, 3.8),
     **draw_options,
 ) -> Figure:
@@ -218,7 +219,7 @@ def attention_heatmaps(
         raise ValueError(f"weights must be (h, n, n), one matrix per head, got {values.shape}")
     h, n, _ = values.shape
     labels = check_labels("labels", labels, n, unit="tokens")
-    titles = list(titles) if titles is not None else [f"head {k}" for k in range(h)]
+    titles = list(titles) if titles is not None else [tr("head {k}", k=k) for k in range(h)]
     if len(titles) != h:
         raise ValueError(f"titles has {len(titles)} entries but there are {h} heads")
     blocked = np.zeros((n, n), dtype=bool) if masked is None else to_numpy(masked) != 0
@@ -247,7 +248,7 @@ def attention_heatmaps(
                     (-0.5, highlight_row - 0.5), n, 1, fill=False, edgecolor="red", linewidth=2
                 )
             )
-    figure.colorbar(image, ax=list(axes), fraction=0.02, pad=0.02, label="attention weight")
+    figure.colorbar(image, ax=list(axes), fraction=0.02, pad=0.02, label=tr("attention weight"))
     if title:
         figure.suptitle(title, fontsize=11)
     return figure

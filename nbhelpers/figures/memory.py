@@ -6,6 +6,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..support.benchmarking import format_bytes
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import DPI, MIN_FONT_PT, Canvas
 
@@ -24,7 +25,7 @@ class MemoryBarsCanvas(Canvas):
         self.ax.set_yticks(y, labels)
         self.ax.invert_yaxis()
         self.ax.set_xscale("log")
-        self.ax.set_xlabel("bytes (log scale)")
+        self.ax.set_xlabel(tr("bytes (log scale)"))
         self.ax.grid(True, axis="x", alpha=0.3)
         self._budget = self.ax.axvline(1, color="red", linestyle="--", linewidth=1)
 

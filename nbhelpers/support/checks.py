@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from .language import tr
+
 FLOAT32_TOLERANCE = 1e-6
 
 
@@ -24,9 +26,10 @@ def check_close(
     if difference.isnan().any():
         error = float("nan")
     ok = error <= atol  # False for NaN
-    print(
-        f"{'OK ' if ok else 'FAIL'} {what}: max |error| = {error:.1e} "
-        f"(tolerance {atol:.0e}, shape {tuple(ours.shape)})"
-    )
+    line = tr(
+        "{what}: max |error| = {error:.1e} (tolerance {atol:.0e}, shape {shape})",
+        what=what, error=error, atol=atol, shape=tuple(ours.shape),
+    )  # fmt: skip
+    print(f"{'OK ' if ok else 'FAIL'} {line}")
     if not ok:
         raise AssertionError(f"{what}: max |error| {error:.3e} exceeds {atol:.0e}")

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import ipywidgets as widgets
 
+from ..support.language import tr
+
 
 def temperature_slider(
     value: float, *, low: float, high: float = 5.0, step: float = 0.1
@@ -23,7 +25,7 @@ def temperature_slider(
         min=low,
         max=high,
         step=step,
-        description="temperature",
+        description=tr("temperature"),
         continuous_update=True,
         readout_format=f".{digits}f",
     )

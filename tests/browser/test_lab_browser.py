@@ -31,6 +31,9 @@ from notebook_tools import NOTEBOOKS, ROOT, has_widget
 
 ARTIFACTS = ROOT / "artifacts" / "browser"
 WIDGET_NOTEBOOKS = [p for p in NOTEBOOKS if has_widget(p)]
+# The Japanese edition too: its explorer must say 温度 (temperature) in the page.
+JAPANESE_NOTEBOOK = ROOT / "notebooks" / "ja" / "02_softmax.ipynb"
+JAPANESE_WORD = "温度"
 SLIDER_PRESSES = 5
 
 pytestmark = pytest.mark.slow
@@ -196,10 +199,15 @@ def page(browser, lab):
     page.close()
 
 
-@pytest.mark.parametrize("path", WIDGET_NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    [*WIDGET_NOTEBOOKS, JAPANESE_NOTEBOOK],
+    ids=lambda p: f"{p.parent.name}-{p.stem}" if p.parent.name == "ja" else p.stem,
+)
 def test_run_all_and_move_a_slider(path, page):
     started = time.monotonic()
-    relative = f"notebooks/{path.name}"
+    relative = path.relative_to(ROOT).as_posix()
+    stem = relative.removeprefix("notebooks/").removesuffix(".ipynb").replace("/", "-")
     page.evaluate(
         "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
         relative,
@@ -216,9 +224,13 @@ def test_run_all_and_move_a_slider(path, page):
         assert page.wait_for_function(WATCH_FIRST_EXPLORER, timeout=30_000)
         explorer = page.locator("[data-test-explorer='1']")
         explorer.scroll_into_view_if_needed()
+        if path == JAPANESE_NOTEBOOK:
+            assert JAPANESE_WORD in explorer.inner_text(), (
+                f"{relative}: the explorer is not in Japanese"
+            )
         image = explorer.locator("img.widget-image").first
         before = image.screenshot()
-        explorer.screenshot(path=str(ARTIFACTS / f"{path.stem}-before.png"))
+        explorer.screenshot(path=str(ARTIFACTS / f"{stem}-before.png"))
         control = explorer.locator("[data-test-control]").first
         is_slider = control.evaluate("c => c.tagName !== 'SELECT'")
         control.focus()
@@ -234,14 +246,14 @@ def test_run_all_and_move_a_slider(path, page):
             # The next key waits for the kernel to finish this one (and every other) redraw.
             page.wait_for_function(ALL_EXECUTED, timeout=30_000, polling=50)
         after = image.screenshot()
-        explorer.screenshot(path=str(ARTIFACTS / f"{path.stem}-after.png"))
-        page.screenshot(path=str(ARTIFACTS / f"{path.stem}-page.png"))
+        explorer.screenshot(path=str(ARTIFACTS / f"{stem}-after.png"))
+        page.screenshot(path=str(ARTIFACTS / f"{stem}-page.png"))
         assert after != before, f"{path.name}: the heatmap did not change after moving a slider"
         assert page.evaluate(ERRORS) == [], f"{path.name}: a cell shows an error after sliding"
     finally:
         page.evaluate(CLOSE_NOTEBOOK)
     result = {
-        "notebook": path.name,
+        "notebook": relative,
         "slider_to_image_ms_median": round(statistics.median(latencies), 1),
         "slider_to_image_ms": [round(x, 1) for x in latencies],
         "seconds": round(time.monotonic() - started, 1),
@@ -249,6 +261,6 @@ def test_run_all_and_move_a_slider(path, page):
     with open(ARTIFACTS / "latency.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps(result, ensure_ascii=False) + "\n")
     print(
-        f"\n{path.name}: slider -> new image median {result['slider_to_image_ms_median']} ms "
+        f"\n{relative}: slider -> new image median {result['slider_to_image_ms_median']} ms "
         f"over {SLIDER_PRESSES} moves; notebook run + interaction {result['seconds']} s"
     )

@@ -1,0 +1,174 @@
+"""Every figure the course shows is sharp and legible: at least DPI dots per inch and no
+text below MIN_FONT_PT, in the pure figure builders and in every explorer's canvas."""
+
+from __future__ import annotations
+
+import inspect
+
+import matplotlib.text
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+import nbhelpers.widgets as explorers
+from nbhelpers import GPT1
+from nbhelpers.corpus import JapaneseGrammar
+from nbhelpers.deep_stack import compare_stacks
+from nbhelpers.figures import canvas as canvas_module
+from nbhelpers.figures.canvas import DPI, MIN_FONT_PT, Canvas
+from nbhelpers.training import corpus_model_config
+from tensors import seeded_randn
+
+TOKENS = ["犬", "が", "河岸", "を", "歩く"]
+randn = seeded_randn(0)
+
+
+def illegible(figure) -> list[str]:
+    """What is wrong with `figure`: a low dpi, or texts drawn smaller than MIN_FONT_PT."""
+    problems = [] if figure.dpi >= DPI else [f"dpi {figure.dpi} < {DPI}"]
+    for text in figure.findobj(matplotlib.text.Text):
+        if text.get_visible() and text.get_text().strip() and text.get_fontsize() < MIN_FONT_PT:
+            problems.append(f"{text.get_text()!r} at {text.get_fontsize():g} pt")
+    return problems
+
+
+def canvases(explorer) -> list:
+    """The explorer's canvases: its attributes (or their dict values) that hold a Figure."""
+    values = [*vars(explorer).values()]
+    values += [v for d in values if isinstance(d, dict) for v in d.values()]
+    return [v for v in values if isinstance(getattr(v, "figure", None), Figure)]
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    grammar = JapaneseGrammar()
+    return GPT1(corpus_model_config(grammar)).eval(), grammar
+
+
+EXPLORERS = {
+    "AttentionExplorer": lambda model: explorers.AttentionExplorer(),
+    "AttentionMatrixExplorer": lambda model: explorers.AttentionMatrixExplorer(TOKENS, randn(5, 5)),
+    "AttentionMemoryExplorer": lambda model: explorers.AttentionMemoryExplorer(),
+    "CausalityExplorer": lambda model: explorers.CausalityExplorer(
+        model[0], model[1].tokenizer.tokens, TOKENS
+    ),
+    "DotProductGeometryExplorer": lambda model: explorers.DotProductGeometryExplorer(),
+    "EmbeddingExplorer": lambda model: explorers.EmbeddingExplorer(),
+    "MaskExplorer": lambda model: explorers.MaskExplorer(TOKENS, randn(5, 5)),
+    "MultiHeadExplorer": lambda model: explorers.MultiHeadExplorer(TOKENS, randn(5, 8)),
+    "NextTokenExplorer": lambda model: explorers.NextTokenExplorer(*model),
+    "ScoreScalingExplorer": lambda model: explorers.ScoreScalingExplorer(),
+    "SoftmaxExplorer": lambda model: explorers.SoftmaxExplorer(),
+    "WeightedAverageExplorer": lambda model: explorers.WeightedAverageExplorer.demo(),
+}
+
+
+def test_every_explorer_has_a_legibility_check():
+    found = {
+        name
+        for name in explorers.__all__
+        if inspect.isclass(value := getattr(explorers, name))
+        and issubclass(value, explorers.FigureExplorer)
+        and value is not explorers.FigureExplorer
+    }
+    assert found <= EXPLORERS.keys(), f"add to EXPLORERS: {sorted(found - EXPLORERS.keys())}"
+
+
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_explorer_figures_are_sharp_and_legible(name, model):
+    explorer = EXPLORERS[name](model)
+    try:
+        explorer.png()  # lays the figure out as it is shown
+        found = canvases(explorer)
+        assert found, f"{name} keeps no Canvas among its attributes"
+        for canvas in found:
+            assert not illegible(canvas.figure), illegible(canvas.figure)
+    finally:
+        explorer.close()
+
+
+def test_the_check_catches_small_text_and_low_dpi():
+    figure = Canvas(figsize=(2, 2), dpi=72).figure
+    figure.text(0.5, 0.5, "tiny", fontsize=7)
+    assert illegible(figure) == ["dpi 72 < 100", "'tiny' at 7 pt"]
+
+
+def test_cell_numbers_are_dropped_rather_than_shrunk():
+    canvas = canvas_module.Canvas(figsize=(3, 3))
+    ax = canvas.figure.add_subplot()
+    assert canvas_module.annotation_fits(ax, 5, 5)
+    assert not canvas_module.annotation_fits(ax, 12, 12)  # cells narrower than "-0.00"
+
+
+def _history():
+    from nbhelpers.training import TrainingHistory
+
+    return TrainingHistory(
+        entropy_rate=1.0, heldout_true_loss=1.0, steps=[0, 10, 20], seconds=[0, 1, 2],
+        kl=[2.0, 1.0, 0.5], heldout_loss=[3.0, 2.0, 1.5], train_loss=[3.1, 2.1, 1.6],
+    )  # fmt: skip
+
+
+def _builders():
+    from nbhelpers import figures
+
+    weights = torch.softmax(randn(5, 5), -1)
+    return {
+        "activation_figure": lambda: figures.activation_figure(),
+        "against_dk_figure": lambda: figures.against_dk_figure(
+            [1, 4, 16], {"measured": [1.0, 2.0, 4.0]}, ylabel="std", theory={"√d_k": [1, 2, 4]}
+        ),
+        "attention_heatmap": lambda: figures.attention_heatmap(weights, TOKENS, TOKENS),
+        "attention_heatmaps": lambda: figures.attention_heatmaps(
+            torch.stack([weights, weights.T.softmax(-1)]), TOKENS
+        ),
+        "attention_step_figure": lambda: figures.attention_step_figure(
+            randn(5, 5), weights, randn(5, 4), 2, TOKENS, TOKENS
+        ),
+        "bar_chart": lambda: figures.bar_chart({"a": [1, 2, 3], "b": [2, 1, 0]}, ["x", "y", "z"]),
+        "deep_stack_figure": lambda: figures.deep_stack_figure(
+            compare_stacks(depth=6, d_model=16, n_heads=2)
+        ),
+        "gpt1_block_figure": lambda: figures.gpt1_block_figure(),
+        "transformer_vs_gpt1_figure": lambda: figures.transformer_vs_gpt1_figure(),
+        "dot_product_geometry_figure": lambda: figures.dot_product_geometry_figure(
+            torch.tensor([2.0, 0.5]), torch.tensor([1.0, 1.5])
+        ),
+        "embedding_figure": lambda: figures.embedding_figure(
+            torch.tensor([2, 1, 4]), randn(5, 4), randn(3, 4), list("abcde")
+        ),
+        "head_grid_figure": lambda: figures.head_grid_figure(
+            torch.stack([weights, weights]), randn(5, 8), randn(5, 8), TOKENS
+        ),
+        "loglog_figure": lambda: figures.loglog_figure(
+            {"time": ([128, 256, 512], [1.0, 4.0, 16.0])}, ylabel="seconds"
+        ),
+        "next_token_figure": lambda: figures.next_token_figure(
+            torch.tensor([0.5, 0.3, 0.2]), torch.tensor([0.6, 0.2, 0.2]), ["a", "b", "c"]
+        ),
+        "shape_flow_figure": lambda: figures.shape_flow_figure(5, 8, 4, 4),
+        "teacher_forcing_figure": lambda: figures.teacher_forcing_figure(TOKENS),
+        "training_figure": lambda: figures.training_figure(_history()),
+        "weighted_average_figure": lambda: figures.weighted_average_figure(
+            randn(5, 2), weights[0], TOKENS
+        ),
+    }
+
+
+def test_every_figure_builder_has_a_legibility_check():
+    from nbhelpers import figures
+
+    builders = {
+        n for n in figures.__all__ if n[0].islower() and n not in ("figure_to_png", "show_figure")
+    }
+    assert builders <= _builders().keys(), (
+        f"add to _builders: {sorted(builders - _builders().keys())}"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(_builders()))
+def test_figure_builders_are_sharp_and_legible(name):
+    figure = _builders()[name]()
+    canvas_module.figure_to_png(figure)  # lays the figure out as it is shown
+    assert not illegible(figure), illegible(figure)
