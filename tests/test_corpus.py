@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from nbhelpers.corpus import EOS, PAD, SOS, JapaneseGrammar, Tokenizer
-from nbhelpers.corpus.grammar import SUBJECTS
+from nbhelpers.corpus.grammar import ANIMALS, RULES, SUBJECTS, WORD_CLASSES
 
 
 @pytest.fixture(scope="module")
@@ -62,13 +62,79 @@ def test_second_subject_differs_from_the_first(grammar):
 
 @pytest.mark.parametrize(
     "prefix",
-    ["", "犬", "今日 白い 犬 が", "魚 が 池 を 静かに", "鳥 が 空 を 飛ぶ から 子供 が 海 を"],
+    ["", "犬", "今日 白い 犬 が", "魚 が 池 を 静かに", "鳥 が 空 を 飛ぶ から 子供 が 川 を"],
 )
 def test_true_distribution_sums_to_one_and_matches_sentence_probabilities(grammar, prefix):
     probs = grammar.true_next_token_distribution(prefix)
     assert probs.dtype == torch.float64 and probs.shape == (grammar.tokenizer.vocab_size,)
     assert float(probs.sum()) == pytest.approx(1.0, abs=1e-12)
     assert torch.equal(probs, grammar.true_next_token_distribution(["<SOS>", *prefix.split()]))
+
+
+def test_a_colour_adjective_describes_an_animal_never_a_child(grammar):
+    ids = grammar.tokenizer.ids
+    animals = sum(SUBJECTS[s] for s in ANIMALS)
+    for prefix in ("白い", "今日 黒い"):
+        probs = grammar.true_next_token_distribution(prefix)
+        assert probs[ids["子供"]] == 0
+        for animal in ANIMALS:  # the animals keep their odds, renormalised
+            assert float(probs[ids[animal]]) == pytest.approx(SUBJECTS[animal] / animals)
+    # a size adjective describes children too, with the unconditioned probabilities
+    probs = grammar.true_next_token_distribution("小さな")
+    assert float(probs[ids["子供"]]) == pytest.approx(SUBJECTS["子供"])
+    # in a second clause the colour and the new-subject rules combine: neither 子供 nor 犬
+    probs = grammar.true_next_token_distribution("犬 が 河岸 を 歩く ので 白い")
+    assert probs[ids["子供"]] == 0 and probs[ids["犬"]] == 0
+    rest = animals - SUBJECTS["犬"]
+    assert float(probs[ids["猫"]]) == pytest.approx(SUBJECTS["猫"] / rest)
+    assert grammar.sentence_probability("白い 子供 が 公園 を 歩く") == 0.0
+    assert grammar.sentence_probability("白い 猫 が 公園 を 歩く") > 0
+
+
+def test_a_child_never_goes_to_the_sea_or_a_pond(grammar):
+    probs = grammar.true_next_token_distribution("子供 が")
+    tokens = grammar.tokenizer.tokens
+    places = {tokens[i] for i, p in enumerate(probs) if p > 0}
+    assert "海" not in places and "池" not in places and "川" in places
+    verbs = grammar.true_next_token_distribution("子供 が 川 を")
+    assert verbs[grammar.tokenizer.ids["泳ぐ"]] > 0 and verbs[grammar.tokenizer.ids["渡る"]] > 0
+    # an independent route: a large sample never pairs them
+    text = [" ".join(s) for s in grammar.sample(20_000, seed=6)]
+    for pair in ("子供 が 海", "子供 が 池", "子供 が 広い 海", "白い 子供", "黒い 子供"):
+        assert not any(pair in sentence for sentence in text), pair
+    assert any("白い 猫" in sentence for sentence in text)
+
+
+def test_every_predicted_position_knows_the_rule_of_its_next_token(grammar):
+    ids = grammar.tokenizer.encode(
+        "今日 白い 犬 が 広い 河岸 を ゆっくり 歩く ので 猫 が 道 を 走る", eos=True
+    )
+    batch = grammar.tokenizer.pad(
+        [ids.tolist(), grammar.tokenizer.encode("鳥 が 空 を 飛ぶ", eos=True).tolist()]
+    )
+    rules = grammar.next_token_rules(batch)
+    assert rules.shape == (2, batch.shape[1] - 1) and rules.dtype == torch.int64
+    names = [RULES[r] for r in rules[0].tolist()]
+    assert names == [
+        "time word", "subject adjective", "subject", "が", "place adjective", "place", "を",
+        "adverb", "verb", "conjunction", "subject", "が", "place", "を", "verb", "end",
+    ]  # fmt: skip
+    assert [RULES[r] for r in rules[1, :5].tolist()] == ["subject", "が", "place", "を", "verb"]
+    assert rules[1, 5].item() == RULES.index("end") and bool((rules[1, 6:] == -1).all())
+    # on samples: a rule exactly where a token is predicted, and the token's word class
+    sample = grammar.sample_ids(500, seed=8)
+    rules = grammar.next_token_rules(sample)
+    _, mask = grammar.true_distributions(sample)
+    assert torch.equal(rules >= 0, mask)
+    targets = sample[:, 1:]
+    for rule, word_class in enumerate(WORD_CLASSES):
+        chosen = targets[rules == rule].unique().tolist()
+        assert chosen and {grammar.tokenizer.tokens[i] for i in chosen} <= set(word_class)
+    assert bool((targets[rules == RULES.index("end")] == grammar.tokenizer.eos_id).all())
+    with pytest.raises(ValueError, match="start with <SOS>"):
+        grammar.next_token_rules(sample[:, 1:])
+    with pytest.raises(ValueError, match=r"\(B, L\) batch"):
+        grammar.next_token_rules(sample[0])
 
 
 def test_prefix_forms_agree(grammar):

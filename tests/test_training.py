@@ -7,13 +7,18 @@ from matplotlib.figure import Figure
 
 from nbhelpers import GPT1, GPT1Config
 from nbhelpers.corpus import JapaneseGrammar
-from nbhelpers.figures import training_figure
+from nbhelpers.corpus.grammar import RULES, VERBS
+from nbhelpers.figures.canvas import figure_to_png
+from nbhelpers.figures.training import rule_kl_figure, training_figure
+from nbhelpers.statistics import kl_divergence
 from nbhelpers.training import (
     HeldOut,
     corpus_model_config,
     evaluate,
+    evaluate_by_rule,
     learning_rate,
     make_heldout,
+    sample_sentences,
     train,
 )
 
@@ -66,6 +71,29 @@ def test_evaluate_matches_a_direct_computation(grammar, heldout):
     assert kl > 0 and loss > heldout.true_loss
 
 
+def test_kl_per_rule_matches_a_direct_computation(grammar, heldout):
+    model = small_model(grammar, seed=3)
+    by_rule = evaluate_by_rule(model, heldout, chunk=70)  # chunks that split the batch unevenly
+    assert list(by_rule) == list(RULES)
+    with torch.no_grad():
+        q = F.softmax(model(heldout.ids[:, :-1]).double(), dim=-1)
+    kl = kl_divergence(heldout.true_probs.double(), q)
+    targets = heldout.ids[:, 1:]
+    verb_ids = {grammar.tokenizer.ids[v] for options in VERBS.values() for v in options}
+    verbs = torch.isin(targets, torch.tensor(sorted(verb_ids)))
+    assert by_rule["verb"] == pytest.approx(float(kl[verbs].mean()), rel=1e-4)
+    ends = targets == grammar.tokenizer.eos_id
+    assert by_rule["end"] == pytest.approx(float(kl[ends].mean()), rel=1e-4)
+    # the rules' means, weighted by how often each occurs, give back the overall mean
+    counts = torch.stack([(heldout.rules == r).sum() for r in range(len(RULES))]).double()
+    pooled = float((counts * torch.tensor(list(by_rule.values()))).sum() / counts.sum())
+    assert pooled == pytest.approx(evaluate(model, heldout)[0], rel=1e-4)
+    without = HeldOut(heldout.ids, heldout.true_probs, heldout.mask, heldout.true_loss)
+    with pytest.raises(ValueError, match="heldout.rules is None"):
+        evaluate_by_rule(model, without)
+    assert evaluate(model, without) == evaluate(model, heldout)  # rules are optional
+
+
 def test_short_training_run_learns_and_is_reproducible(grammar, heldout):
     threads = torch.get_num_threads()
     runs = []
@@ -80,6 +108,7 @@ def test_short_training_run_learns_and_is_reproducible(grammar, heldout):
             eval_every=20,
             heldout=heldout,
             progress=False,
+            checkpoints=[0, 30, 60],
         )
         runs.append((history, model))
     history, model = runs[0]
@@ -96,6 +125,40 @@ def test_short_training_run_learns_and_is_reproducible(grammar, heldout):
     assert history.first_below(0.0) is None
     assert isinstance(training_figure(history), Figure)
     assert len(training_figure(history).axes) == 2
+    # the KL per rule at every evaluation, the same as measuring the final model afresh
+    assert list(history.kl_by_rule) == list(RULES)
+    assert all(len(values) == 3 for values in history.kl_by_rule.values())
+    assert history.rule_kl_at(60) == pytest.approx(evaluate_by_rule(model, heldout))
+    with pytest.raises(ValueError, match="one of the evaluated steps"):
+        history.rule_kl_at(50)
+    # checkpoints: CPU copies of the weights, the last one the trained model's
+    assert sorted(history.checkpoints) == [0, 30, 60]
+    final = history.checkpoints[60]
+    assert all(torch.equal(final[k], v) for k, v in model.state_dict().items())
+    initial = small_model(grammar).state_dict()
+    assert all(torch.equal(history.checkpoints[0][k], v) for k, v in initial.items())
+    assert not torch.equal(history.checkpoints[30]["W_e.weight"], final["W_e.weight"])
+    figure = rule_kl_figure(history)
+    assert len(figure.axes[0].get_lines()) == len(RULES) + 2  # the mean and the target too
+    assert figure.dpi >= 100 and figure_to_png(figure).startswith(b"\x89PNG")
+    assert len(rule_kl_figure(history, ["verb"], kl_target=None).axes[0].get_lines()) == 2
+    with pytest.raises(ValueError, match="not in the history"):
+        rule_kl_figure(history, ["noun"])
+
+
+def test_sampled_sentences_are_seeded_and_judged_by_the_grammar(grammar):
+    model = small_model(grammar)
+    sentences = sample_sentences(model, grammar, 5, seed=2)
+    assert sentences == sample_sentences(model, grammar, 5, seed=2)
+    assert sentences != sample_sentences(model, grammar, 5, seed=3)
+    for text, grammatical in sentences:
+        assert grammatical == (
+            not text.endswith("…") and grammar.sentence_probability(text + " <EOS>") > 0
+        )
+    with pytest.raises(ValueError, match="n must be a positive int"):
+        sample_sentences(model, grammar, 0)
+    with pytest.raises(ValueError, match="cpu_threads"):
+        sample_sentences(model, grammar, 1, cpu_threads=0)
 
 
 def test_learning_rate_warms_up_then_decays():
@@ -120,3 +183,7 @@ def test_train_rejects_bad_input(grammar):
         train(model, grammar, steps=0)
     with pytest.raises(ValueError, match="cpu_threads"):
         train(model, grammar, steps=1, cpu_threads=0)
+    with pytest.raises(ValueError, match="checkpoints must be ints from 0 to steps=5"):
+        train(model, grammar, steps=5, checkpoints=[6])
+    with pytest.raises(TypeError, match="checkpoints must be a sequence"):
+        train(model, grammar, steps=5, checkpoints=5)

@@ -10,19 +10,26 @@ conjunction (とき / ので / から):
 
     [time]  [adjective] SUBJECT が [adjective] PLACE を [adverb] VERB  [conjunction clause]
 
-Three dependencies make the language worth a transformer:
+The を after the place marks a path of motion, as in 川を渡る, 道を歩く, 空を飛ぶ: the place
+moved along or through, not an object acted upon. Four dependencies make the language worth
+a transformer:
 
 * the verb depends on the subject *and* on the kind of place (land, water, sky): 鳥 が 空 を
   is followed by 飛ぶ, 魚 が 川 を by 泳ぐ or 進む. The verb comes 4 to 6 tokens after the
   subject, across が, the place and を, so the position that predicts it (the token just
   before the verb) must look 3 to 5 tokens back: predicting the verb needs attention;
-* the second clause's subject differs from the first one's (up to 9 tokens back);
-* a second clause never takes another conjunction, so after its verb the sentence ends.
+* the place depends on the subject (a child walks in the park and swims in or crosses the
+  river, never the sea; a fish stays in the water);
+* a colour adjective (白い, 黒い) describes an animal's fur or feathers, so after one the
+  subject is an animal, never 子供 (the other subjects' probabilities renormalised);
+* the second clause's subject differs from the first one's (up to 9 tokens back), and a
+  second clause never takes another conjunction, so after its verb the sentence ends.
 
-The grammar is unambiguous: each token says which rule produced it, so a prefix determines the
-generator's state. Hence the true next-token distribution of any prefix is known exactly (the
-state's transition probabilities), and so is the entropy of the language, by dynamic
-programming over the finitely many states; nothing is estimated by sampling.
+The grammar is unambiguous: each token says which rule produced it (`RULES`), so a prefix
+determines the generator's state. Hence the true next-token distribution of any prefix is
+known exactly (the state's transition probabilities), and so is the entropy of the
+language, by dynamic programming over the finitely many states; nothing is estimated by
+sampling.
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ from .tokenizer import EOS, Tokenizer
 TIMES = {"今日": 0.1, "毎朝": 0.1, "夕方": 0.1}
 SUBJECT_ADJECTIVES = {"小さな": 0.15, "大きな": 0.15, "白い": 0.1, "黒い": 0.1}
 SUBJECTS = {"犬": 0.25, "猫": 0.15, "鳥": 0.2, "魚": 0.15, "馬": 0.1, "子供": 0.15}
+COLOURS = ("白い", "黒い")  # subject adjectives that describe fur or feathers
+ANIMALS = ("犬", "猫", "鳥", "魚", "馬")  # the subjects a colour adjective can describe
 PLACE_ADJECTIVES = {"広い": 0.15, "静かな": 0.15}
 ADVERBS = {"ゆっくり": 0.1, "速く": 0.1, "静かに": 0.1}
 CONJUNCTIONS = {"とき": 0.12, "ので": 0.12, "から": 0.11}
@@ -60,7 +69,8 @@ PLACES = {  # where each subject goes
     "鳥": {"空": 0.5, "森": 0.2, "河岸": 0.1, "川": 0.1, "海": 0.1},
     "魚": {"川": 0.4, "池": 0.3, "海": 0.3},
     "馬": {"河岸": 0.3, "道": 0.3, "野原": 0.3, "川": 0.1},
-    "子供": {"公園": 0.3, "道": 0.2, "河岸": 0.2, "川": 0.1, "池": 0.1, "海": 0.1},
+    # A child swims in or crosses a river; crossing the sea (or a pond) is not what children do.
+    "子供": {"公園": 0.3, "道": 0.25, "河岸": 0.25, "川": 0.2},
 }
 VERBS = {  # (subject, kind of place) -> verb probabilities
     ("犬", "land"): {"歩く": 0.5, "走る": 0.5},
@@ -86,6 +96,20 @@ WORD_CLASSES = (
     ADVERBS,
     {v: 1.0 for verbs in VERBS.values() for v in verbs},
     CONJUNCTIONS,
+)
+# The rule that produces each token: one per word class above, then <EOS>.
+RULES = (
+    "time word",
+    "subject adjective",
+    "subject",
+    "が",
+    "place adjective",
+    "place",
+    "を",
+    "adverb",
+    "verb",
+    "conjunction",
+    "end",
 )
 
 MAX_NGRAM_ORDER = 4
@@ -120,6 +144,13 @@ class JapaneseGrammar:
         }
         words = list(dict.fromkeys(w for word_class in WORD_CLASSES for w in word_class))
         self.tokenizer = Tokenizer(words)
+        # rule_of_token[id]: the index in RULES of the rule that produces the token (-1 for
+        # <PAD> and <SOS>, which no rule produces). Each word is in one class only.
+        self.rule_of_token = np.full(self.tokenizer.vocab_size, -1, dtype=np.int64)
+        for rule, word_class in enumerate(WORD_CLASSES):
+            for word in word_class:
+                self.rule_of_token[self.tokenizer.ids[word]] = rule
+        self.rule_of_token[self.tokenizer.eos_id] = RULES.index("end")
         self._compile()
 
     def __repr__(self) -> str:
@@ -138,12 +169,17 @@ class JapaneseGrammar:
         if kind == "clause":  # [adjective] subject; a second clause needs a new subject
             _, clause, first = state
             rest = _optional(SUBJECT_ADJECTIVES)
-            subjects = [(t, p * rest, s) for t, p, s in self._transitions(("noun", clause, first))]
-            adjectives = [(a, p, ("noun", clause, first)) for a, p in SUBJECT_ADJECTIVES.items()]
+            bare = ("noun", clause, first, False)
+            subjects = [(t, p * rest, s) for t, p, s in self._transitions(bare)]
+            adjectives = [
+                (a, p, ("noun", clause, first, a in COLOURS)) for a, p in SUBJECT_ADJECTIVES.items()
+            ]
             return adjectives + subjects
-        if kind == "noun":
-            _, clause, first = state
-            allowed = {s: p for s, p in SUBJECTS.items() if s != first}
+        if kind == "noun":  # after a colour adjective, an animal only
+            _, clause, first, coloured = state
+            allowed = {
+                s: p for s, p in SUBJECTS.items() if s != first and (s in ANIMALS or not coloured)
+            }
             total = sum(allowed.values())
             return [(s, p / total, ("ga", clause, s)) for s, p in allowed.items()]
         if kind == "ga":
@@ -190,7 +226,9 @@ class JapaneseGrammar:
                     if after not in index:
                         index[after] = len(states)
                         states.append(after)
-                    row[self.tokenizer.ids[token]] = (p, index[after])
+                    token_id = self.tokenizer.ids[token]
+                    assert token_id not in row, f"{token!r} twice from {state!r}: ambiguous"
+                    row[token_id] = (p, index[after])
             table.append(row)
         vocab = self.tokenizer.vocab_size
         self.states = states
@@ -309,6 +347,24 @@ class JapaneseGrammar:
                 state = after
         mask = torch.from_numpy(states != self._done)
         return torch.from_numpy(self.probs[states]), mask
+
+    def next_token_rules(self, ids: torch.Tensor) -> torch.Tensor:
+        """For a padded batch (B, L) of sentences, as for `true_distributions`: which rule of
+        `RULES` produced the token after every prefix ids[:, :i+1], as (B, L-1) int64 indices
+        into RULES, and -1 where nothing is predicted (the target is <PAD>).
+
+        The grammar is unambiguous, so the token itself names its rule: 歩く is always a
+        verb, <EOS> always the end. Notebook 08 groups the model's KL by these rules."""
+        ids = torch.as_tensor(ids)
+        if ids.dim() != 2 or ids.shape[1] < 2:
+            raise ValueError(f"ids must be a (B, L) batch with L >= 2, got {tuple(ids.shape)}")
+        check_token_ids(ids, self.tokenizer.vocab_size)
+        if bool((ids[:, 0] != self.tokenizer.sos_id).any()):
+            raise ValueError("every ids row must start with <SOS>")
+        rules = torch.from_numpy(self.rule_of_token)[ids[:, 1:]]
+        if bool((rules[ids[:, 1:] != self.tokenizer.pad_id] < 0).any()):
+            raise ValueError("ids may hold <SOS> only at the start of a row")
+        return rules
 
     def sentence_probability(self, tokens) -> float:
         """P(sentence) = product of the transition probabilities (0 if not a sentence)."""
