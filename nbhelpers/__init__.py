@@ -49,6 +49,7 @@ from .support.checks import check_close
 from .support.device import available_devices, describe_environment, device_name, get_device
 from .support.language import language, set_language
 from .support.seeding import seed_everything
+from .training import evaluate_by_rule, load_course_model, sample_sentences
 from .widgets import (
     AttentionExplorer,
     AttentionMatrixExplorer,
@@ -115,6 +116,9 @@ __all__ = [
     "head_counts",
     "head_grid_figure",
     "log_likelihood",
+    "load_course_model",
+    "evaluate_by_rule",
+    "sample_sentences",
     "merge_heads",
     "next_token_distribution",
     "one_hot",

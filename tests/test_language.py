@@ -8,12 +8,17 @@ import ast
 import string
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from nbhelpers.support import language as lang
 from nbhelpers.support.translations_ja import JA
 
 PACKAGE = Path(lang.__file__).resolve().parent.parent
+ROOT = PACKAGE.parent
+# The keyword arguments through which a notebook hands its own words to a figure builder,
+# which passes them through `translate`.
+CALLER_TEXT_KEYWORDS = {"title", "titles", "xlabel", "ylabel", "colorbar_label"}
 
 
 def translatable_texts() -> dict[str, str]:
@@ -28,6 +33,27 @@ def translatable_texts() -> dict[str, str]:
             if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                 raise AssertionError(f"{where}: tr() needs a string literal, so it can be listed")
             found.setdefault(first.value, where)
+    return found | notebook_texts()
+
+
+def notebook_texts() -> dict[str, str]:
+    """{text: where} for the string literals the English notebooks pass as a figure's title
+    or labels (CALLER_TEXT_KEYWORDS); their Japanese editions run the same code."""
+    found: dict[str, str] = {}
+    for path in sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("solutions/*.ipynb")]):
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type != "code":
+                continue
+            source = "\n".join(
+                "" if line.lstrip().startswith(("%", "!")) else line
+                for line in cell.source.splitlines()
+            )  # IPython magics are not Python
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, ast.keyword) and node.arg in CALLER_TEXT_KEYWORDS:
+                    values = getattr(node.value, "elts", [node.value])
+                    for value in values:
+                        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                            found.setdefault(value.value, f"{path.relative_to(ROOT)}, cell {index}")
     return found
 
 

@@ -107,6 +107,7 @@ def _history():
     return TrainingHistory(
         entropy_rate=1.0, heldout_true_loss=1.0, steps=[0, 10, 20], seconds=[0, 1, 2],
         kl=[2.0, 1.0, 0.5], heldout_loss=[3.0, 2.0, 1.5], train_loss=[3.1, 2.1, 1.6],
+        kl_by_rule={"subject": [1.0, 0.5, 0.2], "verb": [2.0, 1.5, 0.3]},
     )  # fmt: skip
 
 
@@ -141,6 +142,10 @@ def _builders():
         "head_grid_figure": lambda: figures.head_grid_figure(
             torch.stack([weights, weights]), randn(5, 8), randn(5, 8), TOKENS
         ),
+        "kv_cache_figure": lambda: figures.kv_cache_figure(
+            [1, 2, 4], {"1 sentence": [1e-3, 2e-3, 4e-3]}, {"1 sentence": [1e-3, 1e-3, 1e-3]}
+        ),
+        "rule_kl_figure": lambda: figures.rule_kl_figure(_history()),
         "loglog_figure": lambda: figures.loglog_figure(
             {"time": ([128, 256, 512], [1.0, 4.0, 16.0])}, ylabel="seconds"
         ),

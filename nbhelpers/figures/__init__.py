@@ -14,12 +14,13 @@ from .dot_product_geometry import DotProductGeometryCanvas, dot_product_geometry
 from .embedding import EmbeddingCanvas, embedding_figure
 from .heads import HeadGridCanvas, head_grid_figure
 from .heatmap import HeatmapCanvas, attention_heatmap, attention_heatmaps
+from .kv_cache import kv_cache_figure
 from .memory import MemoryBarsCanvas
 from .next_token import next_token_figure
 from .scaling import against_dk_figure, loglog_figure
 from .shape_flow import shape_flow_figure
 from .teacher_forcing import teacher_forcing_figure
-from .training import training_figure
+from .training import rule_kl_figure, training_figure
 from .weighted_average import WeightedAverageCanvas, weighted_average_figure
 
 __all__ = [
@@ -43,8 +44,10 @@ __all__ = [
     "figure_to_png",
     "gpt1_block_figure",
     "head_grid_figure",
+    "kv_cache_figure",
     "loglog_figure",
     "next_token_figure",
+    "rule_kl_figure",
     "shape_flow_figure",
     "show_figure",
     "teacher_forcing_figure",

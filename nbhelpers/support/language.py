@@ -10,6 +10,11 @@ returns the text in the current language. The Japanese strings all live in one t
 
 A text with `{placeholders}` is formatted after translation, so a translation may put the
 values in another order: tr("{n} heads", n=4) -> "4 個のヘッド".
+
+Titles and labels that a notebook passes to a figure builder (`title="self-attention
+weights"`) are the notebook's words, not nbhelpers': the builders pass them through
+`translate`, and the table holds them too, so that the Japanese edition, whose code is the
+English code, draws them in Japanese.
 """
 
 from __future__ import annotations
@@ -49,6 +54,14 @@ def language() -> str:
             f"got {code!r}"
         )
     return code
+
+
+def translate(text):
+    """A caller's text (a title, a label) in the current language, if the table has it;
+    anything else (None, a number, an untranslated text) comes back unchanged."""
+    if isinstance(text, str):
+        return _TABLES[language()].get(text, text)
+    return text
 
 
 def tr(text: str, /, **values) -> str:

@@ -11,6 +11,7 @@ import torch
 
 from ..attention import similarity_scores, softmax
 from ..figures.attention_step import MAX_FEATURES, MAX_KEYS, AttentionStepCanvas
+from ..support.language import tr
 from ..support.validation import check_positive_int, is_int, is_number
 from .base import FigureExplorer, temperature_slider
 
@@ -100,7 +101,9 @@ class AttentionExplorer(FigureExplorer):
         query = last if query is None else _check_int("query", query, 0, last)
 
         self.query = widgets.Dropdown(
-            options=[(t, i) for i, t in enumerate(self.tokens)], value=query, description="query"
+            options=[(t, i) for i, t in enumerate(self.tokens)],
+            value=query,
+            description=tr("query"),
         )
         self.d_k = widgets.IntSlider(
             value=d_k, min=D_K_RANGE[0], max=D_K_RANGE[1], description="d_k"
@@ -109,7 +112,7 @@ class AttentionExplorer(FigureExplorer):
             temperature, low=TEMPERATURE_RANGE[0], high=TEMPERATURE_RANGE[1]
         )
         self.seed = widgets.IntSlider(
-            value=seed, min=SEED_RANGE[0], max=SEED_RANGE[1], description="seed"
+            value=seed, min=SEED_RANGE[0], max=SEED_RANGE[1], description=tr("seed")
         )
         self.canvas = AttentionStepCanvas()
         self._step: AttentionStep | None = None
@@ -138,17 +141,28 @@ class AttentionExplorer(FigureExplorer):
             i,
             self.tokens,
             self.tokens,
-            title=f"query i = {self.tokens[i]}   ·   d_k = {self.d_k.value}   ·   "
-            f"softmax(s / T) with T = {T:.1f}   ·   seed {self.seed.value}",
+            title=tr(
+                "query i = {token}   ·   d_k = {d_k}   ·   softmax(s / T) with T = "
+                "{temperature:.1f}   ·   seed {seed}",
+                token=self.tokens[i],
+                d_k=self.d_k.value,
+                temperature=T,
+                seed=self.seed.value,
+            ),
         )
         self.image.value = self.canvas.png()
         row = step.weights[i]
         top = int(row.argmax())
         output = ", ".join(f"{x:+.2f}" for x in step.output[i].tolist())
-        self.readout.value = (
-            f"query <b>{self.tokens[i]}</b>: largest weight {row[top]:.2f} on "
-            f"<b>{self.tokens[top]}</b>; weights sum to {row.sum():.3f}; "
-            f"o<sub>i</sub> = Σ<sub>j</sub> a<sub>ij</sub> v<sub>j</sub> = [{output}]"
+        self.readout.value = tr(
+            "query <b>{query}</b>: largest weight {weight:.2f} on <b>{top}</b>; weights sum "
+            "to {total:.3f}; o<sub>i</sub> = Σ<sub>j</sub> a<sub>ij</sub> v<sub>j</sub> = "
+            "[{output}]",
+            query=self.tokens[i],
+            weight=row[top],
+            top=self.tokens[top],
+            total=row.sum(),
+            output=output,
         )
 
     def __repr__(self) -> str:

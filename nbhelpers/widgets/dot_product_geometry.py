@@ -13,6 +13,7 @@ from ..figures.dot_product_geometry import (
     DotProductGeometryCanvas,
     check_vector_2d,
 )
+from ..support.language import tr
 from ..support.validation import is_number
 from .base import FigureExplorer
 
@@ -47,7 +48,7 @@ class DotProductGeometryExplorer(FigureExplorer):
         q_length = _check_range("q_length", q_length, low, max_length)
         k_length = _check_range("k_length", k_length, low, max_length)
         self.angle = widgets.FloatSlider(
-            value=angle, min=-180, max=180, step=5, description="θ (degrees)",
+            value=angle, min=-180, max=180, step=5, description=tr("θ (degrees)"),
             continuous_update=True, readout_format=".0f",
         )  # fmt: skip
         step = max_length / 30
@@ -92,8 +93,9 @@ class DotProductGeometryExplorer(FigureExplorer):
             "q·k = q<sub>1</sub>k<sub>1</sub> + q<sub>2</sub>k<sub>2</sub> = "
             f"<b>{_fmt(score)}</b>; "
             f"|q| |k| cos θ = {q_len:.2f} × {k_len:.2f} × {_signed(cos)} = "
-            f"<b>{_fmt(q_len * k_len * cos)}</b>; scaled for d<sub>k</sub> = {D_K}: "
-            f"q·k / √{D_K} = <b>{_fmt(score / math.sqrt(D_K))}</b>"
+            f"<b>{_fmt(q_len * k_len * cos)}</b>; "
+            + tr("scaled for d<sub>k</sub> = {d_k}", d_k=D_K)
+            + f": q·k / √{D_K} = <b>{_fmt(score / math.sqrt(D_K))}</b>"
         )
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ import torch
 
 from ..figures.embedding import EmbeddingCanvas
 from ..gpt1 import one_hot
+from ..support.language import tr
 from ..support.validation import check_positive_int
 from .base import FigureExplorer
 
@@ -87,7 +88,7 @@ class EmbeddingExplorer(FigureExplorer):
             )
             for i, token in enumerate(sentence)
         ]
-        self.positions = widgets.Checkbox(value=True, description="add W_p", indent=False)
+        self.positions = widgets.Checkbox(value=True, description=tr("add W_p"), indent=False)
         self.canvas = EmbeddingCanvas()
         super().__init__([*self.token_pickers, self.positions])
         self.redraw()
@@ -122,19 +123,29 @@ class EmbeddingExplorer(FigureExplorer):
 
     def _describe(self, ids: list[int]) -> str:
         rows = ", ".join(str(v + 1) for v in ids)
-        text = (
-            f"U·W_e picks rows {rows} of W_e (1-based; Python indices {', '.join(map(str, ids))})."
+        text = tr(
+            "U·W_e picks rows {rows} of W_e (1-based; Python indices {indices}).",
+            rows=rows,
+            indices=", ".join(map(str, ids)),
         )
         for v in sorted(set(ids)):
             where = [i + 1 for i, w in enumerate(ids) if w == v]
             if len(where) > 1:
-                places = " and ".join(map(str, where))
-                text += f" <b>{self.vocab[v]}</b> sits at positions {places}: " + (
-                    "the same row of W_e, but different rows of h_0, since W_p adds a "
-                    "different vector at each position."
+                places = tr(" and ").join(map(str, where))
+                text += tr(
+                    " <b>{token}</b> sits at positions {places}: ",
+                    token=self.vocab[v],
+                    places=places,
+                ) + (
+                    tr(
+                        "the same row of W_e, but different rows of h_0, since W_p adds a "
+                        "different vector at each position."
+                    )
                     if self.positions.value
-                    else "identical rows of h_0 — without W_p the model cannot tell "
-                    "these positions apart."
+                    else tr(
+                        "identical rows of h_0 — without W_p the model cannot tell "
+                        "these positions apart."
+                    )
                 )
         return text
 

@@ -10,6 +10,7 @@ import torch
 from ..attention import softmax
 from ..figures.heatmap import HeatmapCanvas
 from ..masks import causal_mask, padding_mask
+from ..support.language import tr
 from ..support.validation import is_int
 from .base import FigureExplorer
 
@@ -38,14 +39,14 @@ class MaskExplorer(FigureExplorer):
             raise ValueError(
                 f"padding must be an int in [0, {n}] (the number of tokens), got {padding!r}"
             )
-        self.causal = widgets.Checkbox(value=causal, description="causal mask")
+        self.causal = widgets.Checkbox(value=causal, description=tr("causal mask"))
         self.padding = widgets.IntSlider(
-            value=padding, min=0, max=n, step=1, description="padding", continuous_update=True
+            value=padding, min=0, max=n, step=1, description=tr("padding"), continuous_update=True
         )
         self.query = widgets.Dropdown(
             options=[(f"{i}: {t}", i) for i, t in enumerate(self.tokens)],
             value=n - 1,
-            description="query",
+            description=tr("query"),
         )
         self.canvas = HeatmapCanvas()
         super().__init__([self.causal, self.padding, self.query])
@@ -73,35 +74,48 @@ class MaskExplorer(FigureExplorer):
         mask, labels, i = self.mask(), self.labels(), self.query.value
         weights = softmax(self.scores + mask)
         blocked = torch.isneginf(mask)
-        parts = ["causal" if self.causal.value else "", f"{self.padding.value} padded"]
-        parts = [p for p in parts if p and p != "0 padded"]
+        parts = [tr("causal")] if self.causal.value else []
+        if self.padding.value:
+            parts.append(tr("{count} padded", count=self.padding.value))
         self.canvas.draw(
             weights,
             labels,
             labels,
             masked=blocked,
             highlight_row=i,
-            title="softmax(S + M)" + (f": {', '.join(parts)}" if parts else ": no mask"),
+            title="softmax(S + M): " + (", ".join(parts) if parts else tr("no mask")),
         )
         self.image.value = self.canvas.png()
         row, visible = weights[i], int((~blocked[i]).sum())
         if visible == 0:
-            self.readout.value = (
-                f"query <b>{labels[i]}</b> may see no key: every weight is 0 and so is its "
-                f"output (with plain −∞ and softmax it would be NaN)"
+            self.readout.value = tr(
+                "query <b>{query}</b> may see no key: every weight is 0 and so is its "
+                "output (with plain −∞ and softmax it would be NaN)",
+                query=labels[i],
             )
             return
         top = int(row.argmax())
         hidden = len(labels) - visible
         self.readout.value = (
-            f"query <b>{labels[i]}</b> sees {visible} of {len(labels)} keys and puts "
-            f"{row[top]:.2f} on <b>{labels[top]}</b>; "
+            tr(
+                "query <b>{query}</b> sees {visible} of {count} keys and puts {weight:.2f} on "
+                "<b>{top}</b>; ",
+                query=labels[i],
+                visible=visible,
+                count=len(labels),
+                weight=row[top],
+                top=labels[top],
+            )
             + (
-                f"its {hidden} masked weights are exactly {float(row[blocked[i]].sum()):g}; "
+                tr(
+                    "its {hidden} masked weights are exactly {total:g}; ",
+                    hidden=hidden,
+                    total=float(row[blocked[i]].sum()),
+                )
                 if hidden
                 else ""
             )
-            + f"row sum = {float(row.sum()):.3f}"
+            + tr("row sum = {total:.3f}", total=float(row.sum()))
         )
 
     def __repr__(self) -> str:

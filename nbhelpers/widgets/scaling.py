@@ -11,6 +11,7 @@ import ipywidgets as widgets
 from ..figures.memory import MemoryBarsCanvas
 from ..memory import DTYPES, LENGTHS, attention_memory
 from ..support.benchmarking import format_bytes
+from ..support.language import tr
 from ..support.validation import check_positive_int
 from .base import FigureExplorer
 
@@ -41,7 +42,7 @@ class AttentionMemoryExplorer(FigureExplorer):
             options=LENGTHS, value=n, description="n", continuous_update=True
         )
         self.heads = widgets.IntSlider(
-            value=heads, min=1, max=max(32, heads), description="heads", continuous_update=True
+            value=heads, min=1, max=max(32, heads), description=tr("heads"), continuous_update=True
         )
         self.dtype = widgets.ToggleButtons(options=list(DTYPES), value=dtype, description="dtype")
         self.canvas = MemoryBarsCanvas(list(attention_memory(128)))
@@ -57,21 +58,36 @@ class AttentionMemoryExplorer(FigureExplorer):
         sizes = self.sizes()
         self.canvas.draw(
             list(sizes.values()),
-            title=f"one attention call: n = {self.n.value}, {self.heads.value} heads, "
-            f"d_k = {self.d_k}, {self.dtype.value}",
+            title=tr(
+                "one attention call: n = {n}, {heads} heads, d_k = {d_k}, {dtype}",
+                n=self.n.value,
+                heads=self.heads.value,
+                d_k=self.d_k,
+                dtype=self.dtype.value,
+            ),
             budget=self.device_memory,
         )
         self.image.value = self.canvas.png()
         scratch, flash = sizes["(a) from scratch"], sizes["(b)/(c) flash"]
         budget = ""
         if self.device_memory is not None:
-            fits = "fits" if scratch <= self.device_memory else "does <b>not</b> fit"
+            memory = format_bytes(self.device_memory)
             budget = (
-                f" The from-scratch call {fits} in {format_bytes(self.device_memory)} (red line)."
+                tr(" The from-scratch call fits in {memory} (red line).", memory=memory)
+                if scratch <= self.device_memory
+                else tr(
+                    " The from-scratch call does <b>not</b> fit in {memory} (red line).",
+                    memory=memory,
+                )
             )
         self.readout.value = (
-            f"from scratch {format_bytes(scratch)}, flash {format_bytes(flash)}: "
-            f"{scratch / flash:,.0f}× more.{budget}"
+            tr(
+                "from scratch {scratch}, flash {flash}: {ratio:,.0f}× more.",
+                scratch=format_bytes(scratch),
+                flash=format_bytes(flash),
+                ratio=scratch / flash,
+            )
+            + budget
         )
 
     def __repr__(self) -> str:

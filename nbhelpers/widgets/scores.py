@@ -11,6 +11,7 @@ import torch
 from ..attention import similarity_scores, softmax
 from ..figures.heatmap import HeatmapCanvas
 from ..statistics import row_entropy
+from ..support.language import tr
 from ..support.validation import check_positive_int
 from .base import FigureExplorer
 
@@ -52,7 +53,7 @@ class ScoreScalingExplorer(FigureExplorer):
             options=sizes, value=d_k, description="d_k", continuous_update=True
         )
         self.scale = widgets.ToggleButton(
-            value=scale, description="divide by √d_k", tooltip="scale the scores by 1/√d_k"
+            value=scale, description=tr("divide by √d_k"), tooltip=tr("scale the scores by 1/√d_k")
         )
         self.canvas = HeatmapCanvas()
         super().__init__([self.d_k, self.scale])
@@ -86,10 +87,14 @@ class ScoreScalingExplorer(FigureExplorer):
         row_max = weights.amax(dim=-1)  # each query's largest weight
         weakest = int(row_max.argmin())
         entropy = float(row_entropy(weights).mean())
-        self.readout.value = (
-            f"every row's largest weight is at least <b>{float(row_max.min()):.3f}</b> "
-            f"(the least peaked row: {self.tokens[weakest]}); mean row entropy "
-            f"<b>{entropy:.3f}</b> nats (uniform: {math.log(weights.shape[1]):.3f}, one-hot: 0)"
+        self.readout.value = tr(
+            "every row's largest weight is at least <b>{weight:.3f}</b> (the least peaked "
+            "row: {token}); mean row entropy <b>{entropy:.3f}</b> nats (uniform: "
+            "{uniform:.3f}, one-hot: 0)",
+            weight=float(row_max.min()),
+            token=self.tokens[weakest],
+            entropy=entropy,
+            uniform=math.log(weights.shape[1]),
         )
 
     def __repr__(self) -> str:

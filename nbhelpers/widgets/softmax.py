@@ -12,6 +12,7 @@ import torch
 from ..attention import softmax
 from ..figures.bars import BarCanvas
 from ..statistics import row_entropy
+from ..support.language import tr
 from .base import FigureExplorer, temperature_slider
 
 DEFAULT_TOKENS = ("犬", "が", "河岸", "を", "歩く")
@@ -64,7 +65,7 @@ class SoftmaxExplorer(FigureExplorer):
             raise ValueError(f"scores must be a sequence of numbers: {error}") from None
         self.scores_text = widgets.Text(
             value=text,
-            description="scores",
+            description=tr("scores"),
             continuous_update=False,  # parse on Enter or when leaving the box, not per keystroke
             layout=widgets.Layout(width="22em"),
         )
@@ -95,10 +96,8 @@ class SoftmaxExplorer(FigureExplorer):
             probabilities = self.probabilities(values)
         except ValueError as error:
             # Keep the last good chart; say what is wrong instead of raising in a callback.
-            self.readout.value = (
-                f"<span style='color:#b5495b'>Could not read the scores: "
-                f"{html.escape(str(error))}</span>"
-            )
+            message = tr("Could not read the scores: {error}", error=html.escape(str(error)))
+            self.readout.value = f"<span style='color:#b5495b'>{message}</span>"
             return
         self.values = values
         T = self.temperature.value
@@ -108,16 +107,20 @@ class SoftmaxExplorer(FigureExplorer):
             probabilities,
             labels,
             title=f"softmax(s / {T:.2f})",
-            ylabel="probability",
+            ylabel=tr("probability"),
             ylim=(0.0, 1.05),
             highlight=top,
         )
         self.image.value = self.canvas.png()
         entropy = float(row_entropy(probabilities))
-        self.readout.value = (
-            f"largest probability <b>{float(probabilities[top]):.3f}</b> on "
-            f"<b>{html.escape(labels[top])}</b>; entropy {entropy:.3f} nats "
-            f"(uniform: {math.log(len(labels)):.3f}); sum = {float(probabilities.sum()):.3f}"
+        self.readout.value = tr(
+            "largest probability <b>{probability:.3f}</b> on <b>{token}</b>; entropy "
+            "{entropy:.3f} nats (uniform: {uniform:.3f}); sum = {total:.3f}",
+            probability=float(probabilities[top]),
+            token=html.escape(labels[top]),
+            entropy=entropy,
+            uniform=math.log(len(labels)),
+            total=float(probabilities.sum()),
         )
 
     def __repr__(self) -> str:

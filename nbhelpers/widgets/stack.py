@@ -10,6 +10,7 @@ import torch
 
 from ..figures.heatmap import HeatmapCanvas
 from ..gpt1 import GPT1, check_gpt1
+from ..support.language import tr
 from ..support.validation import is_int
 from .base import FigureExplorer
 
@@ -77,17 +78,17 @@ class CausalityExplorer(FigureExplorer):
         self.position = widgets.Dropdown(
             options=[(f"{i + 1} {t}", i) for i, t in enumerate(self.sentence)],
             value=position - 1,
-            description="change position",
+            description=tr("change position"),
         )
         if replacement is not None and replacement not in self.vocab:
             raise ValueError(f"replacement must be a token of vocab, got {replacement!r}")
         self.replacement = widgets.Dropdown(
             options=[(t, v) for v, t in enumerate(self.vocab)],
             value=self.vocab.index(replacement) if replacement is not None else 0,
-            description="to",
+            description=tr("to"),
         )
         self._pick_a_different_token()
-        self.causal = widgets.Checkbox(value=True, description="causal mask", indent=False)
+        self.causal = widgets.Checkbox(value=True, description=tr("causal mask"), indent=False)
         # A log colour scale: the changed position moves thousands of times more than the
         # later ones at initialisation, and both should be visible.
         self.canvas = HeatmapCanvas(
@@ -95,7 +96,7 @@ class CausalityExplorer(FigureExplorer):
             vmin=None,
             vmax=None,
             cmap="magma",
-            colorbar_label="max |change| (log scale)",
+            colorbar_label=tr("max |change| (log scale)"),
             log_scale=True,
         )
         # Registered before the base class's redraw, so a new position never draws a "change"
@@ -131,24 +132,32 @@ class CausalityExplorer(FigureExplorer):
             [f"$h_{layer}$" for layer in range(movement.shape[0])],
             labels,
             masked=movement == 0,
-            title="how far each vector moved" + ("" if self.causal.value else " (no mask)"),
+            title=tr("how far each vector moved")
+            if self.causal.value
+            else tr("how far each vector moved (no mask)"),
             fmt="{:.3f}",
         )
-        self.canvas.ax.set_xlabel("position")
-        self.canvas.ax.set_ylabel("layer")
+        self.canvas.ax.set_xlabel(tr("position"))
+        self.canvas.ax.set_ylabel(tr("layer"))
         self.image.value = self.canvas.png()
         earlier = movement[:, :i]
         if i == 0:
-            verdict = "there is no earlier position to protect."
+            verdict = tr("there is no earlier position to protect.")
         elif bool((earlier == 0).all()):
-            verdict = f"positions 1–{i} did not move at all, in any layer."
+            verdict = tr("positions 1–{last} did not move at all, in any layer.", last=i)
         else:
             moved = sorted({j + 1 for j in torch.nonzero(earlier)[:, 1].tolist()})
-            verdict = (
-                f"positions {', '.join(map(str, moved))} moved too: without the mask, an "
-                "earlier position sees the future."
+            verdict = tr(
+                "positions {positions} moved too: without the mask, an earlier position sees "
+                "the future.",
+                positions=", ".join(map(str, moved)),
             )
-        self.readout.value = f"Changing position {i + 1} ({labels[i]}): {verdict}"
+        self.readout.value = tr(
+            "Changing position {position} ({label}): {verdict}",
+            position=i + 1,
+            label=labels[i],
+            verdict=verdict,
+        )
 
     def __repr__(self) -> str:
         return f"CausalityExplorer({len(self.sentence)} positions, {len(self.model.blocks)} blocks)"

@@ -10,6 +10,7 @@ import torch
 from ..attention import softmax
 from ..figures.heatmap import HeatmapCanvas
 from ..masks import causal_mask
+from ..support.language import tr
 from .base import FigureExplorer, temperature_slider
 
 
@@ -29,9 +30,9 @@ class AttentionMatrixExplorer(FigureExplorer):
                 f"scores must be ({n}, {n}) for {n} tokens, got {tuple(self.scores.shape)}"
             )
         self.temperature = temperature_slider(temperature, low=0.1)
-        self.causal = widgets.Checkbox(value=False, description="causal mask")
+        self.causal = widgets.Checkbox(value=False, description=tr("causal mask"))
         self.query = widgets.Dropdown(
-            options=[(t, i) for i, t in enumerate(self.tokens)], value=0, description="query"
+            options=[(t, i) for i, t in enumerate(self.tokens)], value=0, description=tr("query")
         )
         self.canvas = HeatmapCanvas()
         super().__init__([self.temperature, self.causal, self.query])
@@ -53,15 +54,23 @@ class AttentionMatrixExplorer(FigureExplorer):
             self.tokens,
             masked=masked,
             highlight_row=i,
-            title=f"softmax(S / {self.temperature.value:.1f})"
-            + (" with causal mask" if self.causal.value else ""),
+            title=tr(
+                "softmax(S / {temperature:.1f}) with causal mask",
+                temperature=self.temperature.value,
+            )
+            if self.causal.value
+            else f"softmax(S / {self.temperature.value:.1f})",
         )
         self.image.value = self.canvas.png()
         row = weights[i]
         top = int(row.argmax())
-        self.readout.value = (
-            f"query <b>{self.tokens[i]}</b> puts {row[top]:.2f} of its attention on "
-            f"<b>{self.tokens[top]}</b>; row sum = {row.sum():.3f}"
+        self.readout.value = tr(
+            "query <b>{query}</b> puts {weight:.2f} of its attention on <b>{top}</b>; row "
+            "sum = {total:.3f}",
+            query=self.tokens[i],
+            weight=row[top],
+            top=self.tokens[top],
+            total=row.sum(),
         )
 
     def __repr__(self) -> str:

@@ -12,6 +12,7 @@ import torch
 from ..attention import similarity_scores, softmax
 from ..figures.weighted_average import WeightedAverageCanvas
 from ..statistics import row_entropy
+from ..support.language import tr
 from .base import FigureExplorer, temperature_slider
 
 
@@ -32,9 +33,9 @@ class WeightedAverageExplorer(FigureExplorer):
             raise ValueError(f"query must be a row of Q in [0, {self.Q.shape[0]}), got {query}")
         self.temperature = temperature_slider(temperature, low=0.1)
         self.query = widgets.Dropdown(
-            options=[(f"query {i + 1}", i) for i in range(self.Q.shape[0])],
+            options=[(tr("query {number}", number=i + 1), i) for i in range(self.Q.shape[0])],
             value=query,
-            description="query",
+            description=tr("query"),
         )
         self.canvas = WeightedAverageCanvas()
         super().__init__([self.query, self.temperature])
@@ -59,16 +60,28 @@ class WeightedAverageExplorer(FigureExplorer):
         weights = self.weights()
         T = self.temperature.value
         self.canvas.draw(
-            self.V, weights, self.tokens, title=f"$o_i$ for query {self.query.value + 1}, T = {T:g}"
+            self.V,
+            weights,
+            self.tokens,
+            title=tr(
+                "$o_i$ for query {number}, T = {temperature:g}",
+                number=self.query.value + 1,
+                temperature=T,
+            ),
         )
         self.image.value = self.canvas.png()
         top = int(weights.argmax())
         x, y = self.output().tolist()
         entropy = float(row_entropy(weights))
-        self.readout.value = (
-            f"o<sub>i</sub> = ({x:+.2f}, {y:+.2f}), pulled most by <b>{self.tokens[top]}</b> "
-            f"({float(weights[top]):.2f}); entropy of the weights {entropy:.2f} nats "
-            f"(uniform: {math.log(len(self.tokens)):.2f})"
+        self.readout.value = tr(
+            "o<sub>i</sub> = ({x:+.2f}, {y:+.2f}), pulled most by <b>{token}</b> "
+            "({weight:.2f}); entropy of the weights {entropy:.2f} nats (uniform: {uniform:.2f})",
+            x=x,
+            y=y,
+            token=self.tokens[top],
+            weight=float(weights[top]),
+            entropy=entropy,
+            uniform=math.log(len(self.tokens)),
         )
 
     def __repr__(self) -> str:
