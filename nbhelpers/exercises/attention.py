@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..support.language import tr
 from .core import Case, CheckResult, check_class, check_function, randn, run_cases, seeded, shapes
 
 NEG_INF = float("-inf")
@@ -30,9 +31,9 @@ def check_similarity_scores(fn) -> CheckResult:
     g = seeded(1)
     cases = []
     for name, batch, n, m, d_k, dtype in (
-        ("n ≠ m, batched", (2,), 3, 6, 4, torch.float32),
-        ("one sentence, n = m", (), 5, 5, 8, torch.float32),
-        ("two batch dims, d_k = 16", (2, 3), 4, 2, 16, torch.float32),
+        (tr("n ≠ m, batched"), (2,), 3, 6, 4, torch.float32),
+        (tr("one sentence, n = m"), (), 5, 5, 8, torch.float32),
+        (tr("two batch dims, d_k = 16"), (2, 3), 4, 2, 16, torch.float32),
         ("float64", (2,), 3, 4, 8, torch.float64),
     ):
         Q, K = randn(g, *batch, n, d_k, dtype=dtype), randn(g, *batch, m, d_k, dtype=dtype)
@@ -44,18 +45,24 @@ def check_similarity_scores(fn) -> CheckResult:
                 lambda f, Q=Q, K=K: f(Q, K),
                 torch.matmul(Q, K.mT) / math.sqrt(d_k),
                 mistakes=[
-                    ("the scores are not divided by √d_k: divide Q Kᵀ by math.sqrt(d_k)", product),
-                    ("the scores look divided by d_k, not √d_k", product / d_k),
                     (
-                        "the scores look divided by √m (the number of keys), not √d_k",
+                        tr("the scores are not divided by √d_k: divide Q Kᵀ by math.sqrt(d_k)"),
+                        product,
+                    ),
+                    (tr("the scores look divided by d_k, not √d_k"), product / d_k),
+                    (
+                        tr("the scores look divided by √m (the number of keys), not √d_k"),
                         product / math.sqrt(m),
                     ),
                     (
-                        "the scores look divided by √n (the number of queries), not √d_k",
+                        tr("the scores look divided by √n (the number of queries), not √d_k"),
                         product / math.sqrt(n),
                     ),
                     (
-                        "this is K Qᵀ: rows are queries and columns keys, Q @ K.transpose(-2, -1)",
+                        tr(
+                            "this is K Qᵀ: rows are queries and columns keys, "
+                            "Q @ K.transpose(-2, -1)"
+                        ),
                         product.transpose(-2, -1) / math.sqrt(d_k),
                     ),
                 ],
@@ -65,7 +72,7 @@ def check_similarity_scores(fn) -> CheckResult:
         "similarity_scores",
         fn,
         cases,
-        "Replace raise NotImplementedError: return the (..., n, m) scores Q Kᵀ / √d_k.",
+        tr("Replace raise NotImplementedError: return the (..., n, m) scores Q Kᵀ / √d_k."),
     )
 
 
@@ -79,11 +86,14 @@ def check_softmax(fn) -> CheckResult:
     g = seeded(2)
     blocked = torch.tensor([[0.5, -1.0, 2.0], [NEG_INF, NEG_INF, NEG_INF], [1.0, NEG_INF, 0.0]])
     inputs = [
-        ("a 4 x 6 matrix", randn(g, 4, 6)),
-        ("batched (2, 3, 5)", randn(g, 2, 3, 5)),
+        (tr("a 4 x 6 matrix"), randn(g, 4, 6)),
+        (tr("batched (2, 3, 5)"), randn(g, 2, 3, 5)),
         ("float64", randn(g, 3, 4, dtype=torch.float64)),
-        ("large scores ±1000", torch.tensor([[1000.0, 999.0, 998.0], [-1000.0, -1001.0, -999.0]])),
-        ("a fully masked row (all -inf)", blocked),
+        (
+            tr("large scores ±1000"),
+            torch.tensor([[1000.0, 999.0, 998.0], [-1000.0, -1001.0, -999.0]]),
+        ),
+        (tr("a fully masked row (all -inf)"), blocked),
     ]
     cases = []
     for name, scores in inputs:
@@ -98,24 +108,30 @@ def check_softmax(fn) -> CheckResult:
                 atol=1e-6 if scores.dtype == torch.float32 else 1e-12,
                 mistakes=[
                     (
-                        "the rows do not sum to 1: softmax over the wrong axis? Sum over dim=-1",
+                        tr(
+                            "the rows do not sum to 1: softmax over the wrong axis? Sum over dim=-1"
+                        ),
                         attempt(lambda s: F.softmax(s, dim=0), scores),
                     ),
                     (
-                        "the rows do not sum to 1: softmax over the wrong axis? Sum over dim=-1",
+                        tr(
+                            "the rows do not sum to 1: softmax over the wrong axis? Sum over dim=-1"
+                        ),
                         attempt(lambda s: F.softmax(s, dim=-2), scores),
                     ),
                     (
-                        "a row that is all -inf must give zeros, not NaN (0/0): treat its maximum "
-                        "as 0 and divide only where the sum is positive",
+                        tr(
+                            "a row that is all -inf must give zeros, not NaN (0/0): "
+                            "treat its maximum as 0 and divide only where the sum is positive"
+                        ),
                         F.softmax(scores, dim=-1),
                     ),
                     (
-                        "exp overflows at large scores: subtract each row's maximum first",
+                        tr("exp overflows at large scores: subtract each row's maximum first"),
                         exps / exps.sum(-1, keepdim=True),
                     ),
                     (
-                        "the exponentials are not normalised: divide by their sum over the row",
+                        tr("the exponentials are not normalised: divide by their sum over the row"),
                         torch.exp(scores - scores.amax(-1, keepdim=True).nan_to_num(0.0)),
                     ),
                 ],
@@ -125,7 +141,7 @@ def check_softmax(fn) -> CheckResult:
         "softmax",
         fn,
         cases,
-        "Replace raise NotImplementedError: return the row-wise softmax over the last axis.",
+        tr("Replace raise NotImplementedError: return the row-wise softmax over the last axis."),
     )
 
 
@@ -137,13 +153,19 @@ def qkv_cases(seed: int, *, masks: bool):
     g = seeded(seed)
     out = [
         (
-            "one sentence, n = m = 5, d_k = 8, d_v = 3",
+            tr("one sentence, n = m = 5, d_k = 8, d_v = 3"),
             randn(g, 5, 8),
             randn(g, 5, 8),
             randn(g, 5, 3),
             None,
         ),
-        ("n = 3 ≠ m = 6, batched", randn(g, 2, 3, 4), randn(g, 2, 6, 4), randn(g, 2, 6, 5), None),
+        (
+            tr("n = 3 ≠ m = 6, batched"),
+            randn(g, 2, 3, 4),
+            randn(g, 2, 6, 4),
+            randn(g, 2, 6, 5),
+            None,
+        ),
         (
             "float64",
             randn(g, 4, 6, dtype=torch.float64),
@@ -152,7 +174,7 @@ def qkv_cases(seed: int, *, masks: bool):
             None,
         ),
         (
-            "large scores",
+            tr("large scores"),
             randn(g, 4, 8, scale=30.0),
             randn(g, 4, 8, scale=30.0),
             randn(g, 4, 3),
@@ -165,9 +187,9 @@ def qkv_cases(seed: int, *, masks: bool):
         padding = torch.zeros(2, 1, 4)
         padding[1, :, 2:] = NEG_INF  # sentence 2 has 2 real keys
         out += [
-            ("an additive causal mask", randn(g, n, 4), randn(g, n, 4), randn(g, n, 3), causal),
+            (tr("an additive causal mask"), randn(g, n, 4), randn(g, n, 4), randn(g, n, 3), causal),
             (
-                "a padding mask per sentence",
+                tr("a padding mask per sentence"),
                 randn(g, 2, 4, 4),
                 randn(g, 2, 4, 4),
                 randn(g, 2, 4, 6),
@@ -194,22 +216,27 @@ def attention_mistakes(Q, K, V, mask):
         return weights @ V, weights
 
     found = [
-        ("the scores are not divided by √d_k", pair(F.softmax(scores + added, dim=-1))),
+        (tr("the scores are not divided by √d_k"), pair(F.softmax(scores + added, dim=-1))),
         (
-            "the rows of the weights do not sum to 1: softmax over the wrong axis? Use dim=-1",
+            tr("the rows of the weights do not sum to 1: softmax over the wrong axis? Use dim=-1"),
             attempt(lambda: pair(F.softmax(scores / math.sqrt(d_k) + added, dim=-2))),
         ),
-        ("the scores look divided by d_k, not √d_k", pair(F.softmax(scores / d_k + added, dim=-1))),
+        (
+            tr("the scores look divided by d_k, not √d_k"),
+            pair(F.softmax(scores / d_k + added, dim=-1)),
+        ),
     ]
     if mask is not None:
         found += [
             (
-                "the mask is ignored: add it to the scores before softmax",
+                tr("the mask is ignored: add it to the scores before softmax"),
                 pair(F.softmax(scores / math.sqrt(d_k), dim=-1)),
             ),
             (
-                "the mask is applied after softmax: add it to the scores before, so that softmax "
-                "renormalises over the allowed keys",
+                tr(
+                    "the mask is applied after softmax: add it to the scores before, "
+                    "so that softmax renormalises over the allowed keys"
+                ),
                 attempt(
                     lambda: pair(
                         F.softmax(scores / math.sqrt(d_k), dim=-1) * (mask == 0).to(Q.dtype)
@@ -243,7 +270,7 @@ def check_attention(fn) -> CheckResult:
         "attention",
         fn,
         cases,
-        "Replace raise NotImplementedError: return (softmax(Q Kᵀ / √d_k + M) V, the weights).",
+        tr("Replace raise NotImplementedError: return (softmax(Q Kᵀ / √d_k + M) V, the weights)."),
     )
 
 
@@ -276,8 +303,8 @@ def check_self_attention(cls) -> CheckResult:
     g = seeded(4)
     cases = []
     for name, d_model, d_k, shape in (
-        ("d_model = 8, d_k = 4, one sentence", 8, 4, (5, 8)),
-        ("d_model = 6, d_k = 3, batched", 6, 3, (2, 4, 6)),
+        (tr("d_model = 8, d_k = 4, one sentence"), 8, 4, (5, 8)),
+        (tr("d_model = 6, d_k = 3, batched"), 6, 3, (2, 4, 6)),
         ("d_model = 12, d_k = 12", 12, 12, (3, 12)),
     ):
         X = randn(g, *shape)
@@ -292,16 +319,20 @@ def check_self_attention(cls) -> CheckResult:
                 scores = Q @ K.mT
                 mistakes = [
                     (
-                        f"the scores look divided by √d_model = √{d_model}, not √d_k = √{d_k}",
+                        tr(
+                            "the scores look divided by √d_model = √{d_model}, not √d_k = √{d_k}",
+                            d_model=d_model,
+                            d_k=d_k,
+                        ),
                         F.softmax(scores / math.sqrt(d_model), dim=-1) @ V,
                     ),
-                    ("the scores are not divided by √d_k", F.softmax(scores, dim=-1) @ V),
+                    (tr("the scores are not divided by √d_k"), F.softmax(scores, dim=-1) @ V),
                     (
-                        "the values are X itself: project them with W_V first",
+                        tr("the values are X itself: project them with W_V first"),
                         attempt(lambda: F.scaled_dot_product_attention(Q, K, X)),
                     ),
                     (
-                        "softmax over the wrong axis: the weights of each query must sum to 1",
+                        tr("softmax over the wrong axis: the weights of each query must sum to 1"),
                         F.softmax(scores / math.sqrt(d_k), dim=-2) @ V,
                     ),
                 ]
@@ -312,7 +343,9 @@ def check_self_attention(cls) -> CheckResult:
         "SelfAttention",
         cls,
         cases,
-        "Replace raise NotImplementedError: build W_Q, W_K, W_V, attend over their projections.",
+        tr(
+            "Replace raise NotImplementedError: build W_Q, W_K, W_V, attend over their projections."
+        ),
     )
 
 
@@ -335,22 +368,28 @@ def check_causal_mask(fn) -> CheckResult:
                 atol=0.0,
                 mistakes=[
                     (
-                        "the mask is reversed: -inf must be above the diagonal (j > i, the future)",
+                        tr(
+                            "the mask is reversed: -inf must be above the diagonal "
+                            "(j > i, the future)"
+                        ),
                         torch.zeros(n, n).masked_fill(blocked.mT, NEG_INF),
                     ),
                     (
-                        "off by one: the diagonal (j = i) must stay 0, a token may see itself",
+                        tr("off by one: the diagonal (j = i) must stay 0, a token may see itself"),
                         torch.zeros(n, n).masked_fill(
                             torch.ones(n, n, dtype=torch.bool).triu(0), NEG_INF
                         ),
                     ),
-                    ("a boolean mask: the theory's M is additive, 0.0 and -inf as floats", blocked),
                     (
-                        "a boolean mask with True where allowed: M is additive, 0.0 and -inf",
+                        tr("a boolean mask: the theory's M is additive, 0.0 and -inf as floats"),
+                        blocked,
+                    ),
+                    (
+                        tr("a boolean mask with True where allowed: M is additive, 0.0 and -inf"),
                         ~blocked,
                     ),
                     (
-                        "a large negative number is not -inf: use float('-inf')",
+                        tr("a large negative number is not -inf: use float('-inf')"),
                         torch.zeros(n, n).masked_fill(blocked, -1e9),
                     ),
                 ],
@@ -360,7 +399,10 @@ def check_causal_mask(fn) -> CheckResult:
         "causal_mask",
         fn,
         cases,
-        "Replace raise NotImplementedError: return the (n, n) float mask, -inf above the diagonal.",
+        tr(
+            "Replace raise NotImplementedError: "
+            "return the (n, n) float mask, -inf above the diagonal."
+        ),
     )
 
 
@@ -370,8 +412,8 @@ def check_masked_attention(fn) -> CheckResult:
     g = seeded(5)
     cases = []
     for name, batch, n, d_k, d_v, dtype in (
-        ("one sentence, n = 5", (), 5, 4, 3, torch.float32),
-        ("batched, n = 6, d_k = 8, d_v = 2", (2,), 6, 8, 2, torch.float32),
+        (tr("one sentence, n = 5"), (), 5, 4, 3, torch.float32),
+        (tr("batched, n = 6, d_k = 8, d_v = 2"), (2,), 6, 8, 2, torch.float32),
         ("float64", (), 4, 4, 4, torch.float64),
     ):
         Q, K, V = (randn(g, *batch, n, d, dtype=dtype) for d in (d_k, d_k, d_v))
@@ -387,23 +429,23 @@ def check_masked_attention(fn) -> CheckResult:
                 atol=1e-5 if dtype == torch.float32 else 1e-10,
                 mistakes=[
                     (
-                        "no mask: every query sees the future; add M before softmax",
+                        tr("no mask: every query sees the future; add M before softmax"),
                         F.softmax(scores, dim=-1) @ V,
                     ),
                     (
-                        "the mask is reversed: each query sees only itself and the future",
+                        tr("the mask is reversed: each query sees only itself and the future"),
                         F.softmax(scores + M.mT, dim=-1) @ V,
                     ),
                     (
-                        "off by one: the diagonal is masked too, so a token cannot see itself",
+                        tr("off by one: the diagonal is masked too, so a token cannot see itself"),
                         diagonal_masked(scores, V),
                     ),
                     (
-                        "the mask is applied after softmax: add it to the scores before",
+                        tr("the mask is applied after softmax: add it to the scores before"),
                         (F.softmax(scores, dim=-1) * (~blocked).to(dtype)) @ V,
                     ),
                     (
-                        "the scores are not divided by √d_k",
+                        tr("the scores are not divided by √d_k"),
                         F.softmax(scores * math.sqrt(d_k) + M, dim=-1) @ V,
                     ),
                 ],
@@ -413,7 +455,9 @@ def check_masked_attention(fn) -> CheckResult:
         "masked_attention",
         fn,
         cases,
-        "Replace raise NotImplementedError: return causal attention softmax(Q Kᵀ / √d_k + M) V.",
+        tr(
+            "Replace raise NotImplementedError: return causal attention softmax(Q Kᵀ / √d_k + M) V."
+        ),
     )
 
 
@@ -433,9 +477,9 @@ def check_split_heads(fn) -> CheckResult:
     g = seeded(6)
     cases = []
     for name, shape, h in (
-        ("one sentence, 2 heads", (5, 8), 2),
-        ("batched, 4 heads", (2, 3, 12), 4),
-        ("one head", (4, 6), 1),
+        (tr("one sentence, 2 heads"), (5, 8), 2),
+        (tr("batched, 4 heads"), (2, 3, 12), 4),
+        (tr("one head"), (4, 6), 1),
     ):
         x = randn(g, *shape)
         *batch, n, d = shape
@@ -448,17 +492,21 @@ def check_split_heads(fn) -> CheckResult:
                 atol=0.0,
                 mistakes=[
                     (
-                        "the features were cut into heads without the transpose: view as "
-                        "(..., n, h, d_head), then transpose(-3, -2)",
+                        tr(
+                            "the features were cut into heads without the transpose: view as "
+                            "(..., n, h, d_head), then transpose(-3, -2)"
+                        ),
                         x.reshape(*batch, h, n, d // h),
                     ),
                     (
-                        "the shape is (..., n, h, d_head): transpose to (..., h, n, d_head)",
+                        tr("the shape is (..., n, h, d_head): transpose to (..., h, n, d_head)"),
                         x.unflatten(-1, (h, d // h)),
                     ),
                     (
-                        "each head must get a contiguous slice of d_head features: view the last "
-                        "axis as (h, d_head), not (d_head, h)",
+                        tr(
+                            "each head must get a contiguous slice of d_head features: "
+                            "view the last axis as (h, d_head), not (d_head, h)"
+                        ),
                         x.unflatten(-1, (d // h, h)).transpose(-1, -2).transpose(-3, -2),
                     ),
                 ],
@@ -468,7 +516,7 @@ def check_split_heads(fn) -> CheckResult:
         "split_heads",
         fn,
         cases,
-        "Replace raise NotImplementedError: return x as (..., h, n, d_head).",
+        tr("Replace raise NotImplementedError: return x as (..., h, n, d_head)."),
     )
 
 
@@ -478,9 +526,9 @@ def check_merge_heads(fn) -> CheckResult:
     g = seeded(7)
     cases = []
     for name, shape in (
-        ("2 heads", (2, 5, 4)),
-        ("batched, 4 heads", (3, 4, 6, 2)),
-        ("one head", (1, 3, 5)),
+        (tr("2 heads"), (2, 5, 4)),
+        (tr("batched, 4 heads"), (3, 4, 6, 2)),
+        (tr("one head"), (1, 3, 5)),
     ):
         x = randn(g, *shape)
         *batch, h, n, d_head = shape
@@ -493,12 +541,14 @@ def check_merge_heads(fn) -> CheckResult:
                 atol=0.0,
                 mistakes=[
                     (
-                        "the heads were reshaped without the transpose: transpose(-3, -2) to "
-                        "(..., n, h, d_head) first, then reshape",
+                        tr(
+                            "the heads were reshaped without the transpose: transpose(-3, -2) to "
+                            "(..., n, h, d_head) first, then reshape"
+                        ),
                         x.reshape(*batch, n, h * d_head),
                     ),
                     (
-                        "the result is (..., n, h, d_head): flatten the last two axes",
+                        tr("the result is (..., n, h, d_head): flatten the last two axes"),
                         x.transpose(-3, -2),
                     ),
                 ],
@@ -508,7 +558,10 @@ def check_merge_heads(fn) -> CheckResult:
         "merge_heads",
         fn,
         cases,
-        "Replace raise NotImplementedError: return the heads side by side, (..., n, h · d_head).",
+        tr(
+            "Replace raise NotImplementedError: "
+            "return the heads side by side, (..., n, h · d_head)."
+        ),
     )
 
 
@@ -520,9 +573,9 @@ def check_multi_head_attention(cls) -> CheckResult:
     g = seeded(8)
     cases = []
     for name, d_model, h, shape in (
-        ("d_model = 8, 2 heads, one sentence", 8, 2, (5, 8)),
-        ("d_model = 12, 4 heads, batched", 12, 4, (2, 3, 12)),
-        ("d_model = 6, 1 head", 6, 1, (4, 6)),
+        (tr("d_model = 8, 2 heads, one sentence"), 8, 2, (5, 8)),
+        (tr("d_model = 12, 4 heads, batched"), 12, 4, (2, 3, 12)),
+        (tr("d_model = 6, 1 head"), 6, 1, (4, 6)),
     ):
         x = randn(g, *shape)
 
@@ -551,7 +604,7 @@ def check_multi_head_attention(cls) -> CheckResult:
         "MultiHeadAttention",
         cls,
         cases,
-        "Replace raise NotImplementedError: build W_Q, W_K, W_V, W_O and attend with h heads.",
+        tr("Replace raise NotImplementedError: build W_Q, W_K, W_V, W_O and attend with h heads."),
     )
 
 
@@ -575,19 +628,23 @@ def multi_head_mistakes(x, W, h):
     scores = Q @ K.mT
     return [
         (
-            f"the scores look divided by √d_model = √{d_model}, not √d_head = √{d_head}",
+            tr(
+                "the scores look divided by √d_model = √{d_model}, not √d_head = √{d_head}",
+                d_model=d_model,
+                d_head=d_head,
+            ),
             W["W_O"](merge(F.softmax(scores / math.sqrt(d_model), dim=-1) @ V)),
         ),
         (
-            "W_O is missing: MultiHead(X) = Concat(head_1..head_h) W_O",
+            tr("W_O is missing: MultiHead(X) = Concat(head_1..head_h) W_O"),
             merge(F.scaled_dot_product_attention(Q, K, V)),
         ),
         (
-            "the heads were split without the transpose",
+            tr("the heads were split without the transpose"),
             attempt(lambda: W["W_O"](merge(F.scaled_dot_product_attention(*untransposed)))),
         ),
         (
-            "one head over all of d_model: split Q, K and V into heads first",
+            tr("one head over all of d_model: split Q, K and V into heads first"),
             W["W_O"](F.scaled_dot_product_attention(W["W_Q"](x), W["W_K"](x), W["W_V"](x))),
         ),
     ]

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..support.language import tr
+
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
 
 
@@ -85,33 +87,62 @@ def difference(expected, got, atol: float) -> str | None:
     a one-line description of how they differ."""
     if isinstance(expected, tuple):
         if not isinstance(got, tuple) or len(got) != len(expected):
-            return f"expected a tuple of {len(expected)} values, got {describe(got)}"
+            return tr(
+                "expected a tuple of {n} values, got {got}", n=len(expected), got=describe(got)
+            )
         for index, (e, g) in enumerate(zip(expected, got, strict=True)):
             found = difference(e, g, atol)
             if found:
-                return f"value {index} of the tuple: {found}"
+                return tr("value {index} of the tuple: {problem}", index=index, problem=found)
         return None
     if isinstance(expected, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            return f"expected a tensor {describe(expected)}, got {describe(got)}"
+            return tr(
+                "expected a tensor {expected}, got {got}",
+                expected=describe(expected),
+                got=describe(got),
+            )
         if got.shape != expected.shape:
-            return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
+            return tr(
+                "expected shape {expected}, got {got}",
+                expected=tuple(expected.shape),
+                got=tuple(got.shape),
+            )
         if got.dtype != expected.dtype:
-            return f"expected dtype {expected.dtype}, got {got.dtype}"
+            return tr(
+                "expected dtype {expected}, got {got}", expected=expected.dtype, got=got.dtype
+            )
         if got.device != expected.device:
-            return f"expected a tensor on {expected.device}, got one on {got.device}"
+            return tr(
+                "expected a tensor on {expected}, got one on {got}",
+                expected=expected.device,
+                got=got.device,
+            )
         nan = got.isnan() & ~expected.isnan()
         if nan.any():
-            return f"got NaN in {int(nan.sum())} of {got.numel()} entries where none is expected"
+            return tr(
+                "got NaN in {nan} of {total} entries where none is expected",
+                nan=int(nan.sum()),
+                total=got.numel(),
+            )
         error = max_error(expected, got)
         if not error <= atol:
             if atol == 0:  # an exact result: say how many entries are wrong
                 wrong = int((expected != got).sum())
-                return f"{wrong} of {got.numel()} entries differ: max |error| = {error:.1e}"
-            return f"expected vs got: max |error| = {error:.1e} (tolerance {atol:.0e})"
+                return tr(
+                    "{wrong} of {total} entries differ: max |error| = {error:.1e}",
+                    wrong=wrong,
+                    total=got.numel(),
+                    error=error,
+                )
+            return tr(
+                "expected vs got: max |error| = {error:.1e} (tolerance {atol:.0e})",
+                error=error,
+                atol=atol,
+            )
         return None
     if got != expected:
-        return f"expected {expected!r}, got {got!r}"
+        return tr("expected {expected}, got {got}", expected=repr(expected), got=repr(got))
     return None
 
 
@@ -132,26 +163,39 @@ def matches(wrong, got, atol: float) -> bool:
 def run_cases(exercise: str, answer, cases: Sequence[Case], todo: str) -> CheckResult:
     """Run `answer` on each case in turn and stop at the first one that fails."""
     for number, case in enumerate(cases, start=1):
-        where = f'case {number} of {len(cases)}, "{case.name}": {case.inputs}'
+        where = tr(
+            'case {number} of {total}, "{name}": {inputs}',
+            number=number,
+            total=len(cases),
+            name=case.name,
+            inputs=case.inputs,
+        )
         try:
             if case.derived:
                 got, expected, mistakes = case.run(answer)
             else:
                 got, expected, mistakes = case.run(answer), case.expected, case.mistakes
         except NotImplementedError:
-            return CheckResult(exercise, NOT_ATTEMPTED, [f"… {exercise}: not attempted. {todo}"])
+            return CheckResult(
+                exercise,
+                NOT_ATTEMPTED,
+                [tr("… {exercise}: not attempted. {todo}", exercise=exercise, todo=todo)],
+            )
         except Rejected as rejection:
             lines = [
                 f"✗ {exercise}: {where}",
                 f"  {rejection.problem}",
-                f"  hint: {rejection.hint}",
+                "  " + tr("hint: {hint}", hint=rejection.hint),
             ]
             return CheckResult(exercise, FAILED, lines, len(cases))
         except Exception as error:  # the answer's own bug: report it, never raise it
             return CheckResult(
                 exercise,
                 FAILED,
-                [f"✗ {exercise}: {where}", f"  the answer raised {first_line(error)}"],
+                [
+                    f"✗ {exercise}: {where}",
+                    "  " + tr("the answer raised {error}", error=first_line(error)),
+                ],
                 len(cases),
             )
         problem = difference(expected, got, case.atol)
@@ -163,11 +207,21 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], todo: str) -> CheckR
             None,
         )
         if hint:
-            lines.append(f"  hint: {hint}")
+            lines.append("  " + tr("hint: {hint}", hint=hint))
         return CheckResult(exercise, FAILED, lines, len(cases))
     names = "; ".join(case.name for case in cases)
     return CheckResult(
-        exercise, PASSED, [f"✓ {exercise}: all {len(cases)} cases passed ({names})"], len(cases)
+        exercise,
+        PASSED,
+        [
+            tr(
+                "✓ {exercise}: all {n} cases passed ({names})",
+                exercise=exercise,
+                n=len(cases),
+                names=names,
+            )
+        ],
+        len(cases),
     )
 
 
