@@ -10,6 +10,7 @@ from torch import nn
 
 from ..gpt1 import GPT1, GPT1Config
 from ..inference import generate
+from ..support.language import tr
 from .attention import attempt, bias_of, build, linear_weights
 from .core import (
     FAILED,
@@ -36,9 +37,9 @@ def id_cases(seed: int):
     V = len(VOCAB)
     return [
         ("<SOS> 犬 が 河岸 を 歩く", SENTENCE, V),
-        ("a batch of 3 sentences", torch.randint(0, V, (3, 4), generator=g), V),
-        ("a repeated token", torch.tensor([3, 3, 5, 3]), V),
-        ("two batch dims, V = 20", torch.randint(0, 20, (2, 2, 5), generator=g), 20),
+        (tr("a batch of 3 sentences"), torch.randint(0, V, (3, 4), generator=g), V),
+        (tr("a repeated token"), torch.tensor([3, 3, 5, 3]), V),
+        (tr("two batch dims, V = 20"), torch.randint(0, 20, (2, 2, 5), generator=g), 20),
     ]
 
 
@@ -60,20 +61,22 @@ def check_one_hot(fn) -> CheckResult:
                 atol=0.0,
                 mistakes=[
                     (
-                        "U must be floating point (float32) so that U @ W_e is a matrix product: "
-                        "F.one_hot gives int64, add .float()",
+                        tr(
+                            "U must be floating point (float32) so that U @ W_e is a matrix "
+                            "product: F.one_hot gives int64, add .float()"
+                        ),
                         F.one_hot(ids, V),
                     ),
                     (
-                        "U is transposed: one row per token, one column per vocabulary entry",
+                        tr("U is transposed: one row per token, one column per vocabulary entry"),
                         U.transpose(-2, -1),
                     ),
                     (
-                        "one column short: U has vocab_size columns, ids 0 .. vocab_size - 1",
+                        tr("one column short: U has vocab_size columns, ids 0 .. vocab_size - 1"),
                         attempt(lambda i, v: F.one_hot(i, v).float(), ids, V - 1),
                     ),
                     (
-                        "the 1 is one column to the right: token j's row has its 1 in column j",
+                        tr("the 1 is one column to the right: token j's row has its 1 in column j"),
                         F.one_hot(ids + 1, V + 1)[..., :-1].float(),
                     ),
                 ],
@@ -83,7 +86,7 @@ def check_one_hot(fn) -> CheckResult:
         "one_hot",
         fn,
         cases,
-        "Replace raise NotImplementedError: return U, (..., n, vocab_size) in float32.",
+        tr("Replace raise NotImplementedError: return U, (..., n, vocab_size) in float32."),
     )
 
 
@@ -104,16 +107,16 @@ def check_embed(fn) -> CheckResult:
                 lambda f, ids=ids, W_e=W_e, W_p=W_p: f(ids, W_e, W_p),
                 lookup + W_p[:n],
                 mistakes=[
-                    ("the positions are missing: add W_p[:n]", lookup),
+                    (tr("the positions are missing: add W_p[:n]"), lookup),
                     (
-                        "only the positions: add the token embeddings U W_e",
+                        tr("only the positions: add the token embeddings U W_e"),
                         W_p[:n].expand_as(lookup),
                     ),
                     (
-                        "every position got W_p[0]: add W_p[:n], one row per position",
+                        tr("every position got W_p[0]: add W_p[:n], one row per position"),
                         lookup + W_p[0],
                     ),
-                    ("positions shifted by one: position 0 is W_p[0]", lookup + W_p[1 : n + 1]),
+                    (tr("positions shifted by one: position 0 is W_p[0]"), lookup + W_p[1 : n + 1]),
                 ],
             )
         )
@@ -121,7 +124,9 @@ def check_embed(fn) -> CheckResult:
         "embed",
         fn,
         cases,
-        "Replace raise NotImplementedError: return h_0 = U W_e + W_p for the first n positions.",
+        tr(
+            "Replace raise NotImplementedError: return h_0 = U W_e + W_p for the first n positions."
+        ),
     )
 
 
@@ -134,9 +139,9 @@ def check_layer_norm(fn) -> CheckResult:
     g = seeded(12)
     cases = []
     for name, shape, eps, dtype in (
-        ("one vector per token, d = 8", (5, 8), None, torch.float32),
-        ("batched, d = 16", (2, 3, 16), None, torch.float32),
-        ("eps = 0.1 (not the default)", (4, 6), 0.1, torch.float32),
+        (tr("one vector per token, d = 8"), (5, 8), None, torch.float32),
+        (tr("batched, d = 16"), (2, 3, 16), None, torch.float32),
+        (tr("eps = 0.1 (not the default)"), (4, 6), 0.1, torch.float32),
         ("float64, eps = 1e-3", (3, 5), 1e-3, torch.float64),
     ):
         x = randn(g, *shape, dtype=dtype, scale=0.5) + 0.3
@@ -158,24 +163,26 @@ def check_layer_norm(fn) -> CheckResult:
                 atol=1e-5 if dtype == torch.float32 else 1e-10,
                 mistakes=[
                     (
-                        "eps is outside the square root: divide by sqrt(variance + eps)",
+                        tr("eps is outside the square root: divide by sqrt(variance + eps)"),
                         gain * centred / (biased.sqrt() + used) + bias,
                     ),
                     (
-                        "the variance is the unbiased one (n - 1): LayerNorm divides by n",
+                        tr("the variance is the unbiased one (n - 1): LayerNorm divides by n"),
                         gain * centred / torch.sqrt(x.var(-1, keepdim=True) + used) + bias,
                     ),
                     (
-                        "normalised over the wrong axis: LayerNorm works on each token's vector, "
-                        "the last axis",
+                        tr(
+                            "normalised over the wrong axis: LayerNorm works on each token's "
+                            "vector, the last axis"
+                        ),
                         gain * (x - x.mean(0)) / torch.sqrt(x.var(0, unbiased=False) + used) + bias,
                     ),
                     (
-                        "the eps argument is ignored: use the eps that is passed in",
+                        tr("the eps argument is ignored: use the eps that is passed in"),
                         F.layer_norm(x, (d,), gain, bias, 1e-5),
                     ),
                     (
-                        "the gain and bias are missing: γ ⊙ x̂ + β",
+                        tr("the gain and bias are missing: γ ⊙ x̂ + β"),
                         centred / torch.sqrt(biased + used),
                     ),
                 ],
@@ -185,7 +192,9 @@ def check_layer_norm(fn) -> CheckResult:
         "layer_norm",
         fn,
         cases,
-        "Replace raise NotImplementedError: normalise over the last axis, then scale and shift.",
+        tr(
+            "Replace raise NotImplementedError: normalise over the last axis, then scale and shift."
+        ),
     )
 
 
@@ -198,8 +207,8 @@ def check_gpt1_block(cls) -> CheckResult:
     g = seeded(13)
     cases = []
     for name, d_model, h, d_ff, shape in (
-        ("d = 8, 2 heads, d_ff = 32, one sentence", 8, 2, 32, (5, 8)),
-        ("d = 12, 4 heads, d_ff = 20, batched", 12, 4, 20, (2, 4, 12)),
+        (tr("d = 8, 2 heads, d_ff = 32, one sentence"), 8, 2, 32, (5, 8)),
+        (tr("d = 12, 4 heads, d_ff = 20, batched"), 12, 4, 20, (2, 4, 12)),
     ):
         x = randn(g, *shape)
 
@@ -212,7 +221,10 @@ def check_gpt1_block(cls) -> CheckResult:
         "GPT1Block",
         cls,
         cases,
-        "Replace raise NotImplementedError: build attn, ln_1, ffn, ln_2 and the post-LN forward.",
+        tr(
+            "Replace raise NotImplementedError: build attn, ln_1, ffn, ln_2 and the post-LN "
+            "forward."
+        ),
     )
 
 
@@ -273,16 +285,20 @@ def block_comparison(block, x, d_model, h, d_ff):
         no_residual = ln_2(no_residual + ffn(no_residual))
         mistakes = [
             (
-                "no causal mask: each position sees the future; the block must be masked",
+                tr("no causal mask: each position sees the future; the block must be masked"),
                 squeeze(unmasked),
             ),
             (
-                "this is pre-LN (GPT-2's order): GPT-1 normalises after each residual sum, "
-                "h = ln_1(h + attn(h))",
+                tr(
+                    "this is pre-LN (GPT-2's order): GPT-1 normalises after each residual sum, "
+                    "h = ln_1(h + attn(h))"
+                ),
                 squeeze(pre_ln),
             ),
             (
-                "the first residual connection is missing: ln_1(h + attn(h)), not ln_1(attn(h))",
+                tr(
+                    "the first residual connection is missing: ln_1(h + attn(h)), not ln_1(attn(h))"
+                ),
                 squeeze(no_residual),
             ),
         ]
@@ -301,8 +317,8 @@ def check_log_likelihood(fn) -> CheckResult:
     cases = []
     for name, shape, V in (
         ("<SOS> 犬 が 河岸 を 歩く", (6,), len(VOCAB)),
-        ("a batch of 4", (4, 7), 11),
-        ("two batch dims", (2, 3, 5), 8),
+        (tr("a batch of 4"), (4, 7), 11),
+        (tr("two batch dims"), (2, 3, 5), 8),
     ):
         ids = SENTENCE if shape == (6,) else torch.randint(0, V, shape, generator=g)
         logits = randn(g, *shape, V, scale=2.0)
@@ -319,25 +335,29 @@ def check_log_likelihood(fn) -> CheckResult:
                 per_token.sum(-1),
                 mistakes=[
                     (
-                        "a mean where the objective is a sum over the predicted positions",
+                        tr("a mean where the objective is a sum over the predicted positions"),
                         per_token.mean(-1),
                     ),
                     (
-                        "this is the loss, -L1: L1 itself is a sum of log-probabilities (≤ 0)",
+                        tr("this is the loss, -L1: L1 itself is a sum of log-probabilities (≤ 0)"),
                         -per_token.sum(-1),
                     ),
                     (
-                        "off by one: position t predicts token t + 1, so compare logits[..., :-1] "
-                        "with ids[..., 1:]",
+                        tr(
+                            "off by one: position t predicts token t + 1, so compare "
+                            "logits[..., :-1] with ids[..., 1:]"
+                        ),
                         unshifted.sum(-1),
                     ),
                     (
-                        "the last position predicts nothing here: drop logits[..., -1] and score "
-                        "ids[..., 1:]",
+                        tr(
+                            "the last position predicts nothing here: drop logits[..., -1] "
+                            "and score ids[..., 1:]"
+                        ),
                         unshifted[..., 1:].sum(-1),
                     ),
                     (
-                        "probabilities, not log-probabilities: take the log (log_softmax)",
+                        tr("probabilities, not log-probabilities: take the log (log_softmax)"),
                         F.softmax(logits[..., :-1, :], -1)
                         .gather(-1, ids[..., 1:, None])
                         .squeeze(-1)
@@ -350,7 +370,7 @@ def check_log_likelihood(fn) -> CheckResult:
         "log_likelihood",
         fn,
         cases,
-        "Replace raise NotImplementedError: return L1, the sum of log P(u_{t+1} | u_<=t).",
+        tr("Replace raise NotImplementedError: return L1, the sum of log P(u_{t+1} | u_<=t)."),
     )
 
 
@@ -376,17 +396,20 @@ def check_sample_next_token(fn, draws: int = 4000) -> CheckResult:
     check_function("fn", fn)
     logits = torch.tensor([2.0, 1.0, 0.5, 0.0, -0.5, -1.0, 1.5, -2.0])
     settings = [
-        ("T = 1, all tokens", 1.0, None),
-        ("T = 0.5 (sharper)", 0.5, None),
-        ("T = 2 (flatter)", 2.0, None),
+        (tr("T = 1, all tokens"), 1.0, None),
+        (tr("T = 0.5 (sharper)"), 0.5, None),
+        (tr("T = 2 (flatter)"), 2.0, None),
         ("top_k = 3", 1.0, 3),
         ("T = 0.7, top_k = 2", 0.7, 2),
     ]
     exercise = "sample_next_token"
     for number, (name, temperature, top_k) in enumerate(settings, start=1):
-        where = (
-            f'case {number} of {len(settings)}, "{name}": logits {tuple(logits.shape)}, '
-            f"temperature = {temperature:g}, top_k = {top_k}"
+        where = tr(
+            'case {number} of {total}, "{name}": {inputs}',
+            number=number,
+            total=len(settings),
+            name=name,
+            inputs=f"logits {tuple(logits.shape)}, temperature = {temperature:g}, top_k = {top_k}",
         )
         generator = torch.Generator().manual_seed(100 + number)
         try:
@@ -400,7 +423,12 @@ def check_sample_next_token(fn, draws: int = 4000) -> CheckResult:
                         FAILED,
                         [
                             f"✗ {exercise}: {where}",
-                            f"  returned {token}, not a token id in [0, {len(logits)})",
+                            "  "
+                            + tr(
+                                "returned {token}, not a token id in [0, {size})",
+                                token=token,
+                                size=len(logits),
+                            ),
                         ],
                         len(settings),
                     )
@@ -410,15 +438,24 @@ def check_sample_next_token(fn, draws: int = 4000) -> CheckResult:
                 exercise,
                 NOT_ATTEMPTED,
                 [
-                    f"… {exercise}: not attempted. Replace raise NotImplementedError: return one "
-                    "token id drawn from softmax(logits / T) over the top_k largest logits.",
+                    tr(
+                        "… {exercise}: not attempted. {todo}",
+                        exercise=exercise,
+                        todo=tr(
+                            "Replace raise NotImplementedError: return one token id drawn from "
+                            "softmax(logits / T) over the top_k largest logits."
+                        ),
+                    ),
                 ],
             )
         except Exception as error:
             return CheckResult(
                 exercise,
                 FAILED,
-                [f"✗ {exercise}: {where}", f"  the answer raised {first_line(error)}"],
+                [
+                    f"✗ {exercise}: {where}",
+                    "  " + tr("the answer raised {error}", error=first_line(error)),
+                ],
                 len(settings),
             )
         expected = filtered_distribution(logits, temperature, top_k)
@@ -427,15 +464,23 @@ def check_sample_next_token(fn, draws: int = 4000) -> CheckResult:
             hint = sampling_hint(counts / draws, logits, temperature, top_k)
             lines = [f"✗ {exercise}: {where}", f"  {problem}"]
             return CheckResult(
-                exercise, FAILED, lines + ([f"  hint: {hint}"] if hint else []), len(settings)
+                exercise,
+                FAILED,
+                lines + (["  " + tr("hint: {hint}", hint=hint)] if hint else []),
+                len(settings),
             )
     names = [setting[0] for setting in settings]
     return CheckResult(
         exercise,
         PASSED,
         [
-            f"✓ {exercise}: all {len(settings)} cases passed ({'; '.join(names)}), "
-            f"{draws} draws each, chi-square at significance 1e-4",
+            tr(
+                "✓ {exercise}: all {n} cases passed ({names})",
+                exercise=exercise,
+                n=len(settings),
+                names="; ".join(names),
+            )
+            + tr(", {draws} draws each, chi-square at significance 1e-4", draws=draws),
         ],
         len(settings),
     )
@@ -448,7 +493,10 @@ CHI2_CRITICAL = {1: 15.14, 2: 18.42, 3: 21.11, 4: 23.51, 5: 25.74, 6: 27.86, 7: 
 def chi_square_problem(counts, expected, draws) -> str | None:
     outside = (expected == 0) & (counts > 0)
     if outside.any():
-        return f"drew {int(counts[outside].sum())} tokens outside the top k (probability 0)"
+        return tr(
+            "drew {count} tokens outside the top k (probability 0)",
+            count=int(counts[outside].sum()),
+        )
     support = expected > 0
     dof = int(support.sum()) - 1
     if dof == 0:
@@ -456,9 +504,12 @@ def chi_square_problem(counts, expected, draws) -> str | None:
     wanted = expected[support] * draws
     statistic = float(((counts[support] - wanted) ** 2 / wanted).sum())
     if statistic > CHI2_CRITICAL[dof]:
-        return (
-            f"the draws do not follow softmax(logits / T) over the top k: chi-square "
-            f"{statistic:.0f} > {CHI2_CRITICAL[dof]} ({dof} degrees of freedom, significance 1e-4)"
+        return tr(
+            "the draws do not follow softmax(logits / T) over the top k: chi-square "
+            "{statistic:.0f} > {critical} ({dof} degrees of freedom, significance 1e-4)",
+            statistic=statistic,
+            critical=CHI2_CRITICAL[dof],
+            dof=dof,
         )
     return None
 
@@ -467,19 +518,19 @@ def sampling_hint(frequencies, logits, temperature, top_k) -> str | None:
     """Name the likely mistake by the distribution the draws look like."""
     candidates = [
         (
-            "the temperature multiplies the logits: divide them by T",
+            tr("the temperature multiplies the logits: divide them by T"),
             filtered_distribution(logits * temperature, 1.0, top_k),
         ),
         (
-            "top_k is ignored: keep only the k largest logits before softmax",
+            tr("top_k is ignored: keep only the k largest logits before softmax"),
             filtered_distribution(logits, temperature, None),
         ),
         (
-            "the temperature is ignored: divide the logits by T before softmax",
+            tr("the temperature is ignored: divide the logits by T before softmax"),
             filtered_distribution(logits, 1.0, top_k),
         ),
         (
-            "always the most likely token: that is greedy decoding, not sampling",
+            tr("always the most likely token: that is greedy decoding, not sampling"),
             F.one_hot(logits.argmax(), len(logits)).float(),
         ),
     ]
@@ -502,9 +553,9 @@ def check_greedy_generate(fn) -> CheckResult:
                 weight.normal_(std=0.5, generator=g)
     cases = []
     for name, prompt, steps, eos in (
-        ("from <SOS>, 5 new tokens", torch.tensor([1]), 5, None),
-        ("犬 が, 8 new tokens", torch.tensor([1, 3, 5]), 8, None),
-        ("stop at eos_id", torch.tensor([1, 3]), 12, None),
+        (tr("from <SOS>, 5 new tokens"), torch.tensor([1]), 5, None),
+        (tr("犬 が, 8 new tokens"), torch.tensor([1, 3, 5]), 8, None),
+        (tr("stop at eos_id"), torch.tensor([1, 3]), 12, None),
     ):
         expected = generate(model, prompt, steps, top_k=1, eos_id=eos)
         cases.append((name, prompt, steps, eos, expected))
@@ -520,18 +571,18 @@ def check_greedy_generate(fn) -> CheckResult:
         new = expected[len(prompt) :]
         mistakes = (
             [
-                ("only the new tokens: return the prompt followed by them", new),
-                ("generation did not stop after eos_id was produced", full),
-                ("eos_id itself must be kept: stop after appending it", expected[:-1]),
+                (tr("only the new tokens: return the prompt followed by them"), new),
+                (tr("generation did not stop after eos_id was produced"), full),
+                (tr("eos_id itself must be kept: stop after appending it"), expected[:-1]),
                 (
-                    "one token too many or too few: generate max_new_tokens tokens",
+                    tr("one token too many or too few: generate max_new_tokens tokens"),
                     generate(model, prompt, steps + 1, top_k=1, eos_id=eos),
                 ),
             ]
             if eos is not None
             else [
-                ("only the new tokens: return the prompt followed by them", new),
-                ("one token too few: generate max_new_tokens tokens", expected[:-1]),
+                (tr("only the new tokens: return the prompt followed by them"), new),
+                (tr("one token too few: generate max_new_tokens tokens"), expected[:-1]),
             ]
         )
         checked.append(
@@ -548,5 +599,5 @@ def check_greedy_generate(fn) -> CheckResult:
         "greedy_generate",
         fn,
         checked,
-        "Replace raise NotImplementedError: return the prompt and the greedy tokens.",
+        tr("Replace raise NotImplementedError: return the prompt and the greedy tokens."),
     )

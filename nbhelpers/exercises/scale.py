@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from ..support.language import tr
 from .core import Case, CheckResult, Rejected, check_function, randn, run_cases, seeded, shapes
 
 
@@ -56,15 +57,16 @@ def check_online_softmax_attention(fn) -> CheckResult:
     check_function("fn", fn)
     g = seeded(16)
     cases = []
-    for name, batch, n, m, d_k, d_v, block, scale in (
-        ("n = 4, m = 12, blocks of 4", (), 4, 12, 8, 3, 4, 1.0),
-        ("batched, m = 10 (a last, shorter block of 3)", (2,), 3, 10, 4, 5, 3, 1.0),
-        ("large scores (exp overflows without the running maximum)", (), 4, 8, 8, 2, 2, 40.0),
-        ("the maximum grows from block to block", (), 3, 9, 4, 4, 3, 8.0),
+    overflowing = tr("large scores (exp overflows without the running maximum)")
+    for name, batch, n, m, d_k, d_v, block, scale, growing in (
+        (tr("n = 4, m = 12, blocks of 4"), (), 4, 12, 8, 3, 4, 1.0, False),
+        (tr("batched, m = 10 (a last, shorter block of 3)"), (2,), 3, 10, 4, 5, 3, 1.0, False),
+        (overflowing, (), 4, 8, 8, 2, 2, 40.0, False),
+        (tr("the maximum grows from block to block"), (), 3, 9, 4, 4, 3, 8.0, True),
     ):
         Q = randn(g, *batch, n, d_k, scale=scale)
         K = randn(g, *batch, m, d_k, scale=scale)
-        if name.startswith("the maximum grows"):
+        if growing:
             K = K * torch.linspace(0.1, 2.0, m).unsqueeze(-1)  # later keys score higher
         V = randn(g, *batch, m, d_v)
 
@@ -73,24 +75,29 @@ def check_online_softmax_attention(fn) -> CheckResult:
                 got = answer(Q, K, V, block)
             if holds_full_matrix(seen.shapes, n, m):
                 raise Rejected(
-                    f"the answer built a full ({n}, {m}) matrix of scores or weights",
-                    f"work on blocks of {block} keys at a time, with a running max and sum",
+                    tr("the answer built a full ({n}, {m}) matrix of scores or weights", n=n, m=m),
+                    tr(
+                        "work on blocks of {block} keys at a time, with a running max and sum",
+                        block=block,
+                    ),
                 )
             return (
                 got,
                 expected_of(Q, K, V),
                 [
                     (
-                        "exp overflows: keep a running maximum of the scores and subtract it",
+                        tr("exp overflows: keep a running maximum of the scores and subtract it"),
                         naive_blocks_without_max(Q, K, V, block),
                     ),
                     (
-                        "when the running maximum grows, rescale the earlier sums by "
-                        "exp(old max - new max)",
+                        tr(
+                            "when the running maximum grows, rescale the earlier sums by "
+                            "exp(old max - new max)"
+                        ),
                         blocks_without_rescaling(Q, K, V, block),
                     ),
                     (
-                        "the scores are not divided by √d_k",
+                        tr("the scores are not divided by √d_k"),
                         online_reference(Q * math.sqrt(Q.shape[-1]), K, V, block),
                     ),
                 ],
@@ -103,7 +110,7 @@ def check_online_softmax_attention(fn) -> CheckResult:
         "online_softmax_attention",
         fn,
         cases,
-        "Replace raise NotImplementedError: attend one block of keys at a time.",
+        tr("Replace raise NotImplementedError: attend one block of keys at a time."),
     )
 
 
@@ -137,9 +144,9 @@ def check_cached_attention_step(fn) -> CheckResult:
     g = seeded(17)
     cases = []
     for name, batch, t, d in (
-        ("3 cached tokens, d = 4", (), 3, 4),
-        ("batched, 2 heads, 5 cached tokens", (2, 2), 5, 8),
-        ("an empty cache (the first token)", (), 0, 4),
+        (tr("3 cached tokens, d = 4"), (), 3, 4),
+        (tr("batched, 2 heads, 5 cached tokens"), (2, 2), 5, 8),
+        (tr("an empty cache (the first token)"), (), 0, 4),
     ):
         q, k, v = (randn(g, *batch, 1, d) for _ in range(3))
         cache_k, cache_v = randn(g, *batch, t, d), randn(g, *batch, t, d)
@@ -147,11 +154,11 @@ def check_cached_attention_step(fn) -> CheckResult:
         expected = (F.scaled_dot_product_attention(q, K, V), K, V)
         mistakes = [
             (
-                "the new key is not attended to: append k and v to the cache before attending",
+                tr("the new key is not attended to: append k and v to the cache before attending"),
                 (F.scaled_dot_product_attention(q, cache_k, cache_v), K, V) if t else None,
             ),
             (
-                "the new key and value go at the end of the cache, after the earlier positions",
+                tr("the new key and value go at the end of the cache, after the earlier positions"),
                 (
                     F.scaled_dot_product_attention(q, K, V),
                     torch.cat([k, cache_k], -2),
@@ -161,10 +168,10 @@ def check_cached_attention_step(fn) -> CheckResult:
                 else None,
             ),
             (
-                "the cache was not extended: return the caches with the new k and v appended",
+                tr("the cache was not extended: return the caches with the new k and v appended"),
                 (expected[0], cache_k, cache_v),
             ),
-            ("the scores are not divided by √d", (F.softmax(q @ K.mT, -1) @ V, K, V)),
+            (tr("the scores are not divided by √d"), (F.softmax(q @ K.mT, -1) @ V, K, V)),
         ]
         cases.append(
             Case(
@@ -179,5 +186,5 @@ def check_cached_attention_step(fn) -> CheckResult:
         "cached_attention_step",
         fn,
         cases,
-        "Replace raise NotImplementedError: return (output, new cache_k, new cache_v).",
+        tr("Replace raise NotImplementedError: return (output, new cache_k, new cache_v)."),
     )
