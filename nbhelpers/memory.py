@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from .support.language import tr
 from .support.validation import check_positive_int
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -38,3 +39,10 @@ def attention_memory(
         "(c) sdpa[math]": 2 * matrix + output,
         "(b)/(c) flash": output + batch * heads * n * 4,
     }
+
+
+def implementation_label(name: str) -> str:
+    """One of attention_memory's keys as a figure shows it, in the current language (the keys
+    themselves stay English: code looks the sizes up by them)."""
+    # "(c) sdpa[math]" and "(b)/(c) flash" name kernels: the same in every language
+    return tr("(a) from scratch") if name == "(a) from scratch" else name

@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, ScalarFormatter
 
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
 
@@ -53,16 +54,30 @@ def kv_cache_figure(
         slow = _series(f"recompute[{label!r}]", recompute[label], lengths.size)
         fast = _series(f"cached[{label!r}]", cached[label], lengths.size)
         time_ax.plot(
-            lengths, slow * 1e3, color=colour, label=f"{label}: recompute", **RECOMPUTE_STYLE
+            lengths,
+            slow * 1e3,
+            color=colour,
+            label=tr("{label}: recompute", label=label),
+            **RECOMPUTE_STYLE,
         )
-        time_ax.plot(lengths, fast * 1e3, color=colour, label=f"{label}: KV cache", **CACHED_STYLE)
+        time_ax.plot(
+            lengths,
+            fast * 1e3,
+            color=colour,
+            label=tr("{label}: KV cache", label=label),
+            **CACHED_STYLE,
+        )
         speed_ax.plot(lengths, slow / fast, color=colour, marker="o", label=label)
-    speed_ax.axhline(1.0, color="grey", linestyle=":", linewidth=1.2, label="1x: no gain")
+    speed_ax.axhline(1.0, color="grey", linestyle=":", linewidth=1.2, label=tr("1x: no gain"))
     right = context if context is not None else lengths.max()
     for ax in (time_ax, speed_ax):
         ax.set_xlim(0, right + 0.5)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("generated tokens N" + (f" (the context holds {context})" if context else ""))
+        ax.set_xlabel(
+            tr("generated tokens N (the context holds {context})", context=context)
+            if context
+            else tr("generated tokens N")
+        )
         ax.grid(True, alpha=0.3)
         # below the axes: no curve can run under the legend
         ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
@@ -71,10 +86,10 @@ def kv_cache_figure(
     time_ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     time_ax.yaxis.set_major_formatter(ScalarFormatter())
     time_ax.yaxis.set_minor_formatter(NullFormatter())
-    time_ax.set_ylabel("time per generated token (ms)")
-    time_ax.set_title("Per step: the cache's time stays flat")
+    time_ax.set_ylabel(tr("time per generated token (ms)"))
+    time_ax.set_title(tr("Per step: the cache's time stays flat"))
     speed_ax.set_ylim(0, max(2.0, 1.15 * float(speed_ax.get_ylim()[1])))
-    speed_ax.set_ylabel("speed-up (recompute / KV cache)")
-    speed_ax.set_title("The cache's speed-up")
+    speed_ax.set_ylabel(tr("speed-up (recompute / KV cache)"))
+    speed_ax.set_title(tr("The cache's speed-up"))
     figure.tight_layout()
     return figure

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import torch
 from matplotlib.figure import Figure
 
+from ..support.language import tr, translate
 from .bars import BarCanvas
 
 
@@ -43,9 +44,9 @@ def next_token_figure(
     truth = true_probs[chosen] if true_probs is not None else torch.zeros(len(chosen))
     canvas = canvas or BarCanvas(figsize=(7.2, 3.2))
     return canvas.draw(
-        {"model": model_probs[chosen], "true": truth},
+        {tr("model"): model_probs[chosen], tr("true"): truth},
         [tokens[i] for i in chosen],
-        title=title,
-        ylabel="P(next token)",
+        title=translate(title),
+        ylabel=tr("P(next token)"),
         ylim=(0.0, 1.05),
     )

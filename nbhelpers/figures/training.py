@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from matplotlib.figure import Figure
 
+from ..support.language import tr
 from ..training import TrainingHistory
 from .canvas import Canvas
 
@@ -22,32 +23,39 @@ def training_figure(
     figure = Canvas(figsize=(9.6, 4.8), dpi=100).figure
     kl_ax, loss_ax = figure.subplots(1, 2)
     kl_ax.plot(history.steps, history.kl, marker="o", markersize=3, color="#3b6ea8")
-    kl_ax.axhline(kl_target, color="#b5495b", linestyle="--", label=f"target {kl_target} nats")
+    kl_ax.axhline(
+        kl_target,
+        color="#b5495b",
+        linestyle="--",
+        label=tr("target {target} nats", target=kl_target),
+    )
     # Models that see only the last few tokens, exactly: how far each stays from the truth.
     styles = (":", "-.", (0, (6, 3)), (0, (1, 1)))
     for (name, kl), style in zip((baselines or {}).items(), styles, strict=False):
         kl_ax.axhline(kl, color="#555555", linestyle=style, linewidth=1.2, label=f"{name} {kl:.3f}")
     kl_ax.set_yscale("log")
-    kl_ax.set_xlabel("training step")
-    kl_ax.set_ylabel("mean KL(true ‖ model), nats")
-    kl_ax.set_title("the model's distributions converge to the truth")
+    kl_ax.set_xlabel(tr("training step"))
+    kl_ax.set_ylabel(tr("mean KL(true ‖ model), nats"))
+    kl_ax.set_title(tr("the model's distributions converge to the truth"))
     # below the axes: inside, it would hide part of the curve
     kl_ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
-    loss_ax.plot(history.steps, history.heldout_loss, marker="o", markersize=3, label="held-out")
     loss_ax.plot(
-        history.steps, history.train_loss, color="#e08a2c", alpha=0.7, label="training batches"
+        history.steps, history.heldout_loss, marker="o", markersize=3, label=tr("held-out")
+    )
+    loss_ax.plot(
+        history.steps, history.train_loss, color="#e08a2c", alpha=0.7, label=tr("training batches")
     )
     loss_ax.axhline(
         history.entropy_rate,
         color="black",
         linestyle="--",
-        label=f"entropy rate {history.entropy_rate:.3f} (the floor)",
+        label=tr("entropy rate {rate:.3f} (the floor)", rate=history.entropy_rate),
     )
     top = max(history.heldout_loss[0], history.entropy_rate) + 0.3
     loss_ax.set_ylim(history.entropy_rate - 0.1, min(top, history.entropy_rate + 1.5))
-    loss_ax.set_xlabel("training step")
-    loss_ax.set_ylabel("cross-entropy per token, nats")
-    loss_ax.set_title("the loss approaches the floor")
+    loss_ax.set_xlabel(tr("training step"))
+    loss_ax.set_ylabel(tr("cross-entropy per token, nats"))
+    loss_ax.set_title(tr("the loss approaches the floor"))
     loss_ax.legend(fontsize=9)
     figure.tight_layout()
     return figure
@@ -64,6 +72,23 @@ RULE_STYLES = (
     (0, (1, 3)), (0, (6, 2, 2, 2)), (0, (10, 3, 2, 3)), (0, (2, 1)),
 )  # fmt: skip
 RULE_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
+
+
+def rule_label(rule: str) -> str:
+    """A grammar rule's name (corpus.grammar.RULES) in the current language, for a legend;
+    the particles が and を are tokens and stay as they are."""
+    names = {
+        "time word": tr("time word"),
+        "subject adjective": tr("subject adjective"),
+        "subject": tr("subject"),
+        "place adjective": tr("place adjective"),
+        "place": tr("place"),
+        "adverb": tr("adverb"),
+        "verb": tr("verb"),
+        "conjunction": tr("conjunction"),
+        "end": tr("end"),
+    }
+    return names.get(rule, rule)
 
 
 def rule_kl_figure(
@@ -86,7 +111,12 @@ def rule_kl_figure(
     figure = Canvas(figsize=(10.0, 4.8), dpi=100).figure
     ax = figure.add_subplot()
     ax.plot(
-        history.steps, history.kl, color="#aaaaaa", linewidth=5, alpha=0.6, label="all positions"
+        history.steps,
+        history.kl,
+        color="#aaaaaa",
+        linewidth=5,
+        alpha=0.6,
+        label=tr("all positions"),
     )
     for k, rule in enumerate(rules):
         ax.plot(
@@ -97,7 +127,7 @@ def rule_kl_figure(
             marker=RULE_MARKERS[k % len(RULE_MARKERS)],
             markersize=4,
             linewidth=2.6 if rule == highlight else 1.4,
-            label=rule,
+            label=rule_label(rule),
         )
     if kl_target is not None:
         ax.axhline(
@@ -105,15 +135,19 @@ def rule_kl_figure(
             color="#b5495b",
             linestyle=(0, (2, 2)),
             linewidth=1,
-            label=f"target {kl_target}",
+            label=tr("target {target}", target=kl_target),
         )
     ax.set_yscale("log")
-    ax.set_xlabel("training step")
-    ax.set_ylabel("mean KL(true ‖ model), nats")
-    ax.set_title("KL per grammar rule: which predictions the model has learned, and when")
+    ax.set_xlabel(tr("training step"))
+    ax.set_ylabel(tr("mean KL(true ‖ model), nats"))
+    ax.set_title(tr("KL per grammar rule: which predictions the model has learned, and when"))
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(
-        title="next token", fontsize=9, title_fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1)
+        title=tr("next token"),
+        fontsize=9,
+        title_fontsize=9,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1),
     )
     figure.tight_layout()
     return figure

@@ -15,6 +15,7 @@ from ..figures.next_token import next_token_figure
 from ..gpt1 import GPT1
 from ..inference import next_token_distribution
 from ..statistics import kl_divergence
+from ..support.language import tr
 from ..training import check_model_fits_grammar
 from .base import FigureExplorer, temperature_slider
 
@@ -47,19 +48,19 @@ class NextTokenExplorer(FigureExplorer):
         vocab = self.tokenizer.vocab_size
         self.prefix = widgets.Text(
             value=prefix,
-            description="prefix",
+            description=tr("prefix"),
             continuous_update=False,
             layout=widgets.Layout(width="340px"),
         )
         self.examples = widgets.Dropdown(
-            options=[(text or "(type your own)", text) for text in examples],
+            options=[(text or tr("(type your own)"), text) for text in examples],
             value=examples[0] if examples else None,
-            description="pick",
+            description=tr("pick"),
             layout=widgets.Layout(width="260px"),
         )
         self.temperature = temperature_slider(1.0, low=0.1, high=3.0)
         self.top_k = widgets.IntSlider(value=vocab, min=1, max=vocab, description="top-k")
-        self.generate_button = widgets.Button(description="generate", icon="play")
+        self.generate_button = widgets.Button(description=tr("generate"), icon="play")
         self.generate_button.on_click(self._generate_one)
         self.canvas = BarCanvas(figsize=(7.2, 3.2))
         self.status = ""
@@ -113,7 +114,9 @@ class NextTokenExplorer(FigureExplorer):
     def redraw(self) -> None:
         self.generate_button.disabled = self._ended()
         if self._ended():
-            self.readout.value = f"the sentence is complete: {html.escape(self.prefix.value)}"
+            self.readout.value = tr(
+                "the sentence is complete: {sentence}", sentence=html.escape(self.prefix.value)
+            )
             return
         try:
             model_probs, true_probs = self.distributions()
@@ -130,30 +133,32 @@ class NextTokenExplorer(FigureExplorer):
             true_probs,
             self.tokenizer.tokens,
             top=self.top,
-            title=f"P(next | {shown})   model at {settings}",
+            title=tr("P(next | {prefix})   model at {settings}", prefix=shown, settings=settings),
             canvas=self.canvas,
         )
         self.image.value = self.canvas.png()
         best = int(model_probs.argmax())
-        text = (
-            f"model: most likely <b>{html.escape(self.tokenizer.tokens[best])}</b> "
-            f"({float(model_probs[best]):.2f})"
+        text = tr(
+            "model: most likely <b>{token}</b> ({probability:.2f})",
+            token=html.escape(self.tokenizer.tokens[best]),
+            probability=float(model_probs[best]),
         )
         if true_probs is None:
-            text += (
+            text += tr(
                 "; true: the grammar cannot produce this prefix, so there is no true distribution"
             )
         else:
             kl = kl_divergence(true_probs, model_probs)
             true_best = int(true_probs.argmax())
-            text += (
-                f"; true: <b>{html.escape(self.tokenizer.tokens[true_best])}</b> "
-                f"({float(true_probs[true_best]):.2f}); KL(true ‖ model) = "
-                + (
-                    "∞: the model rules out a possible token"
+            text += tr(
+                "; true: <b>{token}</b> ({probability:.2f}); KL(true ‖ model) = {kl}",
+                token=html.escape(self.tokenizer.tokens[true_best]),
+                probability=float(true_probs[true_best]),
+                kl=(
+                    tr("∞: the model rules out a possible token")
                     if math.isinf(kl)
-                    else f"{kl:.4f} nats"
-                )
+                    else tr("{kl:.4f} nats", kl=kl)
+                ),
             )
         self.readout.value = text + (f"<br>{self.status}" if self.status else "")
         self.status = ""  # shown once, right after "generate"
@@ -168,7 +173,7 @@ class NextTokenExplorer(FigureExplorer):
             return  # the readout already says what is wrong with the prefix
         token_id = int(torch.multinomial(model_probs, 1, generator=self.generator))
         token = self.tokenizer.tokens[token_id]
-        self.status = f"generated <b>{html.escape(token)}</b>"
+        self.status = tr("generated <b>{token}</b>", token=html.escape(token))
         self.prefix.value = f"{self.prefix.value.strip()} {token}".strip()
 
     def generate(self) -> None:

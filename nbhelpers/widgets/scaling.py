@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..figures.memory import MemoryBarsCanvas
-from ..memory import DTYPES, LENGTHS, attention_memory
+from ..memory import DTYPES, LENGTHS, attention_memory, implementation_label
 from ..support.benchmarking import format_bytes
 from ..support.language import tr
 from ..support.validation import check_positive_int
@@ -45,7 +45,7 @@ class AttentionMemoryExplorer(FigureExplorer):
             value=heads, min=1, max=max(32, heads), description=tr("heads"), continuous_update=True
         )
         self.dtype = widgets.ToggleButtons(options=list(DTYPES), value=dtype, description="dtype")
-        self.canvas = MemoryBarsCanvas(list(attention_memory(128)))
+        self.canvas = MemoryBarsCanvas([implementation_label(k) for k in attention_memory(128)])
         super().__init__([self.n, self.heads, self.dtype])
         self.redraw()
 
