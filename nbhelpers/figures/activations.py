@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from matplotlib.figure import Figure
 
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, to_numpy
 
@@ -21,17 +22,17 @@ def activation_figure(grid=None, *, figsize: tuple[float, float] = (8.4, 3.2)) -
     curves.plot(xs, to_numpy(F.gelu(x)), color=SERIES_COLOURS[0], label="GELU  x Φ(x)")
     curves.plot(
         xs, to_numpy(F.gelu(x, approximate="tanh")), color="black", linestyle=":",
-        label="GELU, tanh form (GPT-1)",
+        label=tr("GELU, tanh form (GPT-1)"),
     )  # fmt: skip
     curves.axhline(0, color="#999999", linewidth=0.6)
     curves.set_xlabel("x")
-    curves.set_title("GELU is a smooth ReLU", fontsize=10)
+    curves.set_title(tr("GELU is a smooth ReLU"), fontsize=10)
     curves.legend(fontsize=9)
     difference = to_numpy(F.gelu(x, approximate="tanh") - F.gelu(x)) * 1e3
     gap.plot(xs, difference, color=SERIES_COLOURS[2])
     gap.axhline(0, color="#999999", linewidth=0.6)
     gap.set_xlabel("x")
     gap.set_ylabel(r"$\times 10^{-3}$")
-    gap.set_title("tanh form − exact GELU", fontsize=10)
+    gap.set_title(tr("tanh form − exact GELU"), fontsize=10)
     figure.tight_layout()
     return figure

@@ -10,6 +10,7 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyBboxPatch
 
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
 
@@ -104,14 +105,14 @@ def gpt1_block_figure() -> Figure:
     shape = x + 0.14  # shape notes sit right of the arrows
 
     # h_0 = U W_e + W_p: a row lookup in W_e, plus the positions' rows of W_p
-    note(ax, 2.3, 0.28, "token ids  (n,)", ha="center", color="black", fontsize=10)
-    note(ax, 4.95, 0.28, "positions 0 … n−1", ha="center", color="black", fontsize=10)
+    note(ax, 2.3, 0.28, tr("token ids  (n,)"), ha="center", color="black", fontsize=10)
+    note(ax, 4.95, 0.28, tr("positions 0 … n−1"), ha="center", color="black", fontsize=10)
     box(ax, 2.3, 1.05, 2.15, 0.5, EMBEDDING)
     code(ax, 1.35, 1.05, "W_e")
-    ax.text(1.9, 1.05, "row lookup $U W_e$", ha="left", va="center", fontsize=10)
+    ax.text(1.9, 1.05, tr("row lookup $U W_e$"), ha="left", va="center", fontsize=10)
     box(ax, 4.95, 1.05, 2.15, 0.5, EMBEDDING)
     code(ax, 4.0, 1.05, "W_p")
-    ax.text(4.55, 1.05, "rows 0 … n−1", ha="left", va="center", fontsize=10)
+    ax.text(4.55, 1.05, tr("rows 0 … n−1"), ha="left", va="center", fontsize=10)
     arrow(ax, (2.3, 0.45), (2.3, 0.8))
     arrow(ax, (4.95, 0.45), (4.95, 0.8))
     junction(ax, x, 1.78)
@@ -131,10 +132,11 @@ def gpt1_block_figure() -> Figure:
     residual_x = 1.15
     # (split: where the residual branches off, the sublayer, +, the LayerNorm after it)
     for split, name, sublayer_y, maths, detail, colour, add, norm, norm_y in (
-        (3.05, "attn", 3.6, "MaskedMultiHead$(h)$", r"causal: position $i$ sees $j \leq i$",
+        (3.05, "attn", 3.6, "MaskedMultiHead$(h)$",
+         tr(r"causal: position $i$ sees $j \leq i$"),
          ATTENTION, 4.45, "ln_1", 5.05),
         (5.55, "ffn", 6.1, r"GELU$(g W_1 + b_1)\,W_2 + b_2$",
-         "(n, d_model) → (n, 4·d_model) → (n, d_model)", FFN, 6.95, "ln_2", 7.55),
+         tr("(n, d_model) → (n, 4·d_model) → (n, d_model)"), FFN, 6.95, "ln_2", 7.55),
     ):  # fmt: skip
         ax.plot([x, x], [split - 0.35, split], color=LINE, linewidth=1.2)
         ax.plot(x, split, "o", color=LINE, markersize=4)
@@ -148,8 +150,8 @@ def gpt1_block_figure() -> Figure:
         path(ax, [(x, split), (residual_x, split), (residual_x, add), (x - JUNCTION_RADIUS, add)])
         named_box(ax, x, norm_y, width, norm, f"LayerNorm  $\\mathrm{{LN}}_{norm[-1]}$", NORM)
         arrow(ax, (x, add + JUNCTION_RADIUS), (x, norm_y - 0.25))
-    note(ax, residual_x + 0.08, 3.9, "residual", rotation=90, ha="left")
-    note(ax, residual_x + 0.08, 6.4, "residual", rotation=90, ha="left")
+    note(ax, residual_x + 0.08, 3.9, tr("residual"), rotation=90, ha="left")
+    note(ax, residual_x + 0.08, 6.4, tr("residual"), rotation=90, ha="left")
     note(ax, shape, 5.43, "$g$:  (n, d_model)")
 
     # × L: the bracket, and what enters and leaves the stack
@@ -162,15 +164,16 @@ def gpt1_block_figure() -> Figure:
     note(ax, shape, 8.5, "$h_n = h_L$:  (n, d_model)")
 
     # the output layer is W_e itself, transposed: the same storage
-    named_box(ax, x, 9.15, width, "W_e.weight.T", r"logits $h_n W_e^\top$:  (n, V)", EMBEDDING,
+    named_box(ax, x, 9.15, width, "W_e.weight.T", tr(r"logits $h_n W_e^\top$:  (n, V)"), EMBEDDING,
               name_width=1.3)  # fmt: skip
     tie_x = 0.42
     path(ax, [(1.22, 1.05), (tie_x, 1.05), (tie_x, 9.15), (left - 0.04, 9.15)],
          colour=EMBEDDING, dashed=True)  # fmt: skip
-    note(ax, tie_x - 0.1, 5.3, "tied: the same matrix W_e, transposed", rotation=90, ha="center",
+    note(ax, tie_x - 0.1, 5.3, tr("tied: the same matrix W_e, transposed"), rotation=90,
+         ha="center",
          color=EMBEDDING)  # fmt: skip
     arrow(ax, (x, 9.4), (x, 9.7))
-    note(ax, x, 9.85, "next-token probabilities: softmax over each row (notebook 08)",
+    note(ax, x, 9.85, tr("next-token probabilities: softmax over each row (notebook 08)"),
          ha="center")  # fmt: skip
     return figure
 
@@ -212,49 +215,52 @@ def transformer_vs_gpt1_figure() -> Figure:
     figure, ax = page(11.0, 7.2)
     encoder_x, decoder_x, gpt_x = 1.75, 5.45, 9.2
     rows = {"attn": 1.95, "norm1": 2.55, "cross": 3.15, "norm2": 3.75, "ffn": 4.35, "norm3": 4.95}
-    add_norm = "add & LayerNorm"
+    add_norm = tr("add & LayerNorm")
 
     # the encoder: every source token attends to every source token
     stack(ax, encoder_x, [
-        (rows["attn"], "self-attention", "unmasked: each token sees all m", ATTENTION, False),
+        (rows["attn"], tr("self-attention"), tr("unmasked: each token sees all m"), ATTENTION,
+         False),
         (rows["norm1"], add_norm, None, NORM, False),
-        (rows["cross"], "feed-forward (FFN)", "position-wise", FFN, False),
+        (rows["cross"], tr("feed-forward (FFN)"), tr("position-wise"), FFN, False),
         (rows["norm2"], add_norm, None, NORM, False),
     ], frame=(1.5, 4.35), repeat="× N = 6")  # fmt: skip
     # the decoder: its own prefix, then the source through cross-attention
     stack(ax, decoder_x, [
-        (rows["attn"], "masked self-attention", r"position $i$ sees $j \leq i$", ATTENTION,
+        (rows["attn"], tr("masked self-attention"), tr(r"position $i$ sees $j \leq i$"),
+         ATTENTION,
          False),
         (rows["norm1"], add_norm, None, NORM, False),
-        (rows["cross"], "cross-attention", "Q: decoder;  K, V: encoder", CROSS, False),
+        (rows["cross"], tr("cross-attention"), tr("Q: decoder;  K, V: encoder"), CROSS, False),
         (rows["norm2"], add_norm, None, NORM, False),
-        (rows["ffn"], "feed-forward (FFN)", "position-wise", FFN, False),
+        (rows["ffn"], tr("feed-forward (FFN)"), tr("position-wise"), FFN, False),
         (rows["norm3"], add_norm, None, NORM, False),
     ], frame=(1.5, 5.55), repeat="× N = 6")  # fmt: skip
     # GPT-1: the same decoder, cross-attention removed
     stack(ax, gpt_x, [
-        (rows["attn"], "masked self-attention", r"position $i$ sees $j \leq i$", ATTENTION,
+        (rows["attn"], tr("masked self-attention"), tr(r"position $i$ sees $j \leq i$"),
+         ATTENTION,
          False),
         (rows["norm1"], add_norm, None, NORM, False),
-        ((rows["cross"] + rows["norm2"]) / 2, "no cross-attention",
-         "no encoder: nothing to attend to", NORM, True),
-        (rows["ffn"], "feed-forward (FFN)", "position-wise", FFN, False),
+        ((rows["cross"] + rows["norm2"]) / 2, tr("no cross-attention"),
+         tr("no encoder: nothing to attend to"), NORM, True),
+        (rows["ffn"], tr("feed-forward (FFN)"), tr("position-wise"), FFN, False),
         (rows["norm3"], add_norm, None, NORM, False),
     ], frame=(1.5, 5.55), repeat="× L = 12")  # fmt: skip
 
     # inputs and outputs
     for column, words, embedding in (
-        (encoder_x, "source sentence (m tokens)", "embedding + positions"),
-        (decoder_x, "target written so far (n tokens)", "embedding + positions"),
-        (gpt_x, "the prefix:  犬 が 河岸 を", r"$U W_e + W_p$"),
+        (encoder_x, tr("source sentence (m tokens)"), tr("embedding + positions")),
+        (decoder_x, tr("target written so far (n tokens)"), tr("embedding + positions")),
+        (gpt_x, tr("the prefix:  犬 が 河岸 を"), r"$U W_e + W_p$"),
     ):
         note(ax, column, 0.28, words, ha="center", color="black", fontsize=10)
         box(ax, column, 0.95, 2.3, 0.4, EMBEDDING)
         ax.text(column, 0.95, embedding, ha="center", va="center", fontsize=10)
         arrow(ax, (column, 0.45), (column, 0.72))
         arrow(ax, (column, 1.18), (column, rows["attn"] - 0.31))
-    for column, text in ((decoder_x, "linear + softmax: next target token"),
-                         (gpt_x, r"$h_n W_e^\top$ + softmax: next token")):  # fmt: skip
+    for column, text in ((decoder_x, tr("linear + softmax: next target token")),
+                         (gpt_x, tr(r"$h_n W_e^\top$ + softmax: next token"))):  # fmt: skip
         box(ax, column, 6.05, 2.6, 0.4, EMBEDDING)
         ax.text(column, 6.05, text, ha="center", va="center", fontsize=10)
         arrow(ax, (column, rows["norm3"] + 0.2), (column, 5.82))
@@ -264,15 +270,16 @@ def transformer_vs_gpt1_figure() -> Figure:
               (hand_over, rows["cross"]), (decoder_x - 1.33, rows["cross"])],
          colour=CROSS)  # fmt: skip
     note(ax, hand_over - 0.1, 5.3,
-         "encoder output (m, d_model),\nprojected to K, V in every decoder layer", ha="right",
+         tr("encoder output (m, d_model),\nprojected to K, V in every decoder layer"), ha="right",
          color=CROSS)  # fmt: skip
 
     ax.plot([7.3, 7.3], [0.2, 6.9], color="#bbbbbb", linewidth=1.0)
-    ax.text((encoder_x + decoder_x) / 2, 6.8, "Transformer (Vaswani et al., 2017): encoder–decoder",
+    ax.text((encoder_x + decoder_x) / 2, 6.8,
+            tr("Transformer (Vaswani et al., 2017): encoder–decoder"),
             ha="center", va="center", fontsize=11)  # fmt: skip
-    ax.text(gpt_x, 6.8, "GPT-1 (Radford et al., 2018): decoder-only", ha="center", va="center",
+    ax.text(gpt_x, 6.8, tr("GPT-1 (Radford et al., 2018): decoder-only"), ha="center", va="center",
             fontsize=11)  # fmt: skip
-    note(ax, (encoder_x + decoder_x) / 2, 6.52, "translation: read a source, write a target",
+    note(ax, (encoder_x + decoder_x) / 2, 6.52, tr("translation: read a source, write a target"),
          ha="center")  # fmt: skip
-    note(ax, gpt_x, 6.52, "language model: continue one text", ha="center")
+    note(ax, gpt_x, 6.52, tr("language model: continue one text"), ha="center")
     return figure

@@ -21,6 +21,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..support.language import tr, translate
 from .canvas import (
     DPI,
     MIN_FONT_PT,
@@ -113,9 +114,9 @@ class AttentionStepCanvas(Canvas):
         ax.set_xticks(range(m), cols)
         ax.set_yticks(range(n), rows)
         ax.tick_params(length=0)
-        ax.set_xlabel("key j")
-        ax.set_ylabel("query i")
-        ax.set_title("weights A (each row sums to 1)", fontsize=10)
+        ax.set_xlabel(tr("key j"))
+        ax.set_ylabel(tr("query i"))
+        ax.set_title(tr("weights A (each row sums to 1)"), fontsize=10)
         self._cells = [
             [ax.text(j, i, "", ha="center", va="center", fontsize=MIN_FONT_PT) for j in range(m)]
             for i in range(n)
@@ -133,9 +134,9 @@ class AttentionStepCanvas(Canvas):
         panels["heat"] += list(ax.spines.values())
 
         self._score_bars, self._score_texts = self._bar_panel(self.score_ax, cols, colours)
-        self.score_ax.set_title("scores $s_{ij}$ of query i", fontsize=10)
+        self.score_ax.set_title(tr("scores $s_{ij}$ of query i"), fontsize=10)
         self._weight_bars, self._weight_texts = self._bar_panel(self.weight_ax, cols, colours)
-        self.weight_ax.set_title("weights $a_{ij}$ (sum to 1)", fontsize=10)
+        self.weight_ax.set_title(tr("weights $a_{ij}$ (sum to 1)"), fontsize=10)
         self.weight_ax.set_ylim(0, 1.18)
         self._score_ticks = self._scaled_y_axis(self.score_ax)
         panels["score"] = [*self._score_ticks, *self._score_bars, *self._score_texts]
@@ -162,9 +163,9 @@ class AttentionStepCanvas(Canvas):
         ]
         ax.set_xticks(x, [f"{c + 1}" for c in range(d_v)])
         ax.set_xlim(-0.6, d_v - 0.4)
-        ax.set_xlabel("feature of the value vectors")
+        ax.set_xlabel(tr("feature of the value vectors"))
         ax.set_title(
-            "grey bars: $o_i = \\Sigma_j\\, a_{ij} v_j$;   dots: $v_j$, sized by $a_{ij}$",
+            tr("grey bars: $o_i = \\Sigma_j\\, a_{ij} v_j$;   dots: $v_j$, sized by $a_{ij}$"),
             fontsize=10,
         )
         handles = [
@@ -173,7 +174,7 @@ class AttentionStepCanvas(Canvas):
         ]
         ax.legend(
             handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=MIN_FONT_PT,
-            title="key j",
+            title=tr("key j"),
         )  # fmt: skip
         self._output_ticks = self._scaled_y_axis(ax)
         panels["output"] = [*self._output_ticks, *self._output_bars, self._dots]
@@ -310,8 +311,8 @@ class AttentionStepCanvas(Canvas):
         self._set_bars(self._output_bars, self._output_texts, output, value_limit)
         self._dots.set_offsets(np.column_stack([self._dot_x, values.reshape(-1) / value_limit]))
         self._dots.set_sizes(np.repeat(4 + 300 * weight_row, values.shape[1]))
-        title = title if title is not None else f"query i = {rows[query]}"
-        self._title.set_text(title)
+        title = title if title is not None else tr("query i = {token}", token=rows[query])
+        self._title.set_text(translate(title))
         self._keys = {
             "heat": weights.tobytes(),
             "box": query,

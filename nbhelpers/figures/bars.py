@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..support.language import translate
 from .canvas import DPI, MIN_FONT_PT, Canvas, to_numpy
 
 SERIES_COLOURS = ("#3b6ea8", "#e08a2c", "#4c9a5b", "#b5495b")
@@ -102,8 +103,8 @@ class BarCanvas(Canvas):
         self.ax.set_ylim(
             *(ylim or (min(0.0, *(v.min() for v in values.values())) * 1.15, max(top * 1.15, 1e-9)))
         )
-        self.ax.set_ylabel(ylabel)
-        self.ax.set_title(title or "")
+        self.ax.set_ylabel(translate(ylabel))
+        self.ax.set_title(translate(title) or "")
         return self.figure
 
 

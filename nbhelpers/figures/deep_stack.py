@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
 from ..deep_stack import StackProfile
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
 
@@ -22,12 +23,27 @@ STYLES = {
 }
 # The bottom row's window: where the variants that keep their scale live.
 ZOOM = (1e-2, 1e2)
-PANELS = (
-    ("activation RMS of $h_l$", "activation_rms", "layer $l$ ($h_0$: the input)", 0),
-    (r"gradient reaching $h_l$: $\|\partial\,$loss$/\partial h_l\|$", "upstream_gradient",
-     "layer $l$", 0),
-    ("weight gradient of block $l$", "weight_gradient", "block $l$", 1),
-)  # fmt: skip
+
+
+def panels() -> tuple:
+    """(title, field, x label, first layer) of each column, in the language set now."""
+    return (
+        (tr("activation RMS of $h_l$"), "activation_rms", tr("layer $l$ ($h_0$: the input)"), 0),
+        (tr(r"gradient reaching $h_l$: $\|\partial\,$loss$/\partial h_l\|$"),
+         "upstream_gradient", tr("layer $l$"), 0),
+        (tr("weight gradient of block $l$"), "weight_gradient", tr("block $l$"), 1),
+    )  # fmt: skip
+
+
+def variant_label(name: str) -> str:
+    """A variant's name (deep_stack.VARIANTS) as the legend shows it."""
+    labels = {
+        "plain": tr("plain"),
+        "residual only": tr("residual only"),
+        "LayerNorm only": tr("LayerNorm only"),
+        "residual + LayerNorm (GPT-1)": tr("residual + LayerNorm (GPT-1)"),
+    }
+    return labels.get(name, name)
 
 
 def check_profiles(profiles) -> list[StackProfile]:
@@ -63,7 +79,10 @@ def decade_ticks(limits: tuple[float, float], most: int = 6) -> list[float]:
 def note_hidden(ax, profiles: list[StackProfile], field: str) -> None:
     """Name the variants whose curve leaves the zoom window downwards, in their colour."""
     lines = [
-        (f"{profile.name}: below {ZOOM[0]:g}", style_of(profile)["color"])
+        (
+            tr("{name}: below {limit:g}", name=variant_label(profile.name), limit=ZOOM[0]),
+            style_of(profile)["color"],
+        )
         for profile in profiles
         if float(getattr(profile, field).min()) < ZOOM[0]
     ]
@@ -80,14 +99,14 @@ def deep_stack_figure(profiles: Sequence[StackProfile]) -> Figure:
     depth = profiles[0].depth
     figure = Canvas(figsize=(11.0, 6.6), dpi=100).figure
     axes = figure.subplots(2, 3, sharex=True)
-    for column, (title, field, xlabel, first) in enumerate(PANELS):
+    for column, (title, field, xlabel, first) in enumerate(panels()):
         for row in range(2):
             ax = axes[row, column]
             for profile in profiles:
                 # float64 as measured: float32 would flush the plain stack's 1e-90s to 0
                 values = getattr(profile, field).detach().cpu().double().numpy()
                 layers = np.arange(first, first + len(values))
-                ax.plot(layers, values, label=profile.name, **style_of(profile))
+                ax.plot(layers, values, label=variant_label(profile.name), **style_of(profile))
             ax.set_yscale("log")
             ax.grid(True, which="major", alpha=0.3)
             ax.tick_params(labelsize=9)
@@ -101,15 +120,19 @@ def deep_stack_figure(profiles: Sequence[StackProfile]) -> Figure:
                 ax.set_xlabel(xlabel, fontsize=10)
                 note_hidden(ax, profiles, field)
         axes[1, column].set_xlim(0, depth)
-    axes[0, 0].set_ylabel("all variants (full range)", fontsize=10)
-    axes[1, 0].set_ylabel(f"zoom: {ZOOM[0]:g} to {ZOOM[1]:g}", fontsize=10)
+    axes[0, 0].set_ylabel(tr("all variants (full range)"), fontsize=10)
+    axes[1, 0].set_ylabel(tr("zoom: {low:g} to {high:g}", low=ZOOM[0], high=ZOOM[1]), fontsize=10)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=9,
                   frameon=False)  # fmt: skip
     stds = sorted({profile.init_std for profile in profiles})
     weights = ", ".join(f"N(0, {std:g}²)" for std in stds)
     figure.suptitle(
-        f"A stack of {depth} GPT-1 blocks at initialisation, weights from {weights}",
+        tr(
+            "A stack of {depth} GPT-1 blocks at initialisation, weights from {weights}",
+            depth=depth,
+            weights=weights,
+        ),
         fontsize=11,
     )
     figure.tight_layout(rect=(0, 0.05, 1, 1))

@@ -9,6 +9,7 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..support.language import tr
 from ..support.validation import is_number
 from .bars import SERIES_COLOURS
 from .canvas import Blitter, Canvas, pixels_to_png, to_numpy
@@ -111,8 +112,8 @@ class DotProductGeometryCanvas(Canvas):
             self._tip_labels[name] = ax.text(
                 0, 0, f"${name}$", fontsize=13, color=colour, ha="center", va="center", zorder=6
             )
-        ax.set_xlabel("feature 1")
-        ax.set_ylabel("feature 2")
+        ax.set_xlabel(tr("feature 1"))
+        ax.set_ylabel(tr("feature 2"))
         self._formula = ax.set_title("", fontsize=10)
 
     def _build_score_panel(self) -> None:
@@ -120,8 +121,8 @@ class DotProductGeometryCanvas(Canvas):
         self._positive = ax.axhspan(0, 1, color=POSITIVE_SHADE, zorder=0)
         self._negative = ax.axhspan(-1, 0, color=NEGATIVE_SHADE, zorder=0)
         ax.axhline(0, color="#555555", lw=0.8, zorder=1)
-        ax.text(-172, 0, " positive", fontsize=9, color="#2f6b3a", va="bottom", zorder=2)
-        ax.text(-172, 0, " negative", fontsize=9, color="#8c2f3f", va="top", zorder=2)
+        ax.text(-172, 0, " " + tr("positive"), fontsize=9, color="#2f6b3a", va="bottom", zorder=2)
+        ax.text(-172, 0, " " + tr("negative"), fontsize=9, color="#8c2f3f", va="top", zorder=2)
         self._bounds = [ax.axhline(0, color="#999999", ls="--", lw=0.9, zorder=1) for _ in range(2)]
         self._bound_label = ax.annotate(
             "", xy=(178, 0), xytext=(0, -3), textcoords="offset points", fontsize=9,
@@ -138,9 +139,9 @@ class DotProductGeometryCanvas(Canvas):
         ax.set_xlim(-180, 180)
         ax.set_xticks([-180, -90, 0, 90, 180])
         ax.set_xticklabels(["-180°", "-90°", "0°", "90°", "180°"])
-        ax.set_xlabel(r"angle $\theta$ of $k$ from $q$")
-        ax.set_ylabel(r"score $q\cdot k$")
-        ax.set_title(r"score as $\theta$ turns: $|q|\,|k|\,\cos\theta$", fontsize=11)
+        ax.set_xlabel(tr(r"angle $\theta$ of $k$ from $q$"))
+        ax.set_ylabel(tr(r"score $q\cdot k$"))
+        ax.set_title(tr(r"score as $\theta$ turns: $|q|\,|k|\,\cos\theta$"), fontsize=11)
         ax.grid(True, axis="x", alpha=0.3)
 
     def draw(

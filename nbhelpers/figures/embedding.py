@@ -17,6 +17,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..support.language import tr, translate
 from .canvas import DPI, MASKED_COLOUR, MIN_FONT_PT, Canvas, annotation_fits, to_numpy
 
 POSITION_COLOURS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2")
@@ -182,13 +183,13 @@ class EmbeddingCanvas(Canvas):
         self.ax_U.set_title(f"$U$  one-hot ({n}×{V})", fontsize=10)
         self.ax_W_e.set_title(f"$W_e$  ({V}×{d})", fontsize=10)
         self.ax_W_p.set_title(
-            f"$W_p$  ({n}×{d})" if positions else "$W_p$  (left out)",
+            f"$W_p$  ({n}×{d})" if positions else tr("$W_p$  (left out)"),
             fontsize=10,
             color="black" if positions else "#909090",
         )
         self._operators[1].set_color("black" if positions else "#c0c0c0")
         self.ax_h0.set_title("$h_0 = U W_e + W_p$" if positions else "$h_0 = U W_e$", fontsize=10)
-        self.figure.suptitle(title or "", fontsize=11)
+        self.figure.suptitle(translate(title) or "", fontsize=11)
         return self.figure
 
     def _annotate(self, ax, values, fmt: str, dark_above: float) -> None:

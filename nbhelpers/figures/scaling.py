@@ -12,6 +12,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import DPI, MIN_FONT_PT, to_numpy
 
@@ -23,8 +24,8 @@ def _finish_loglog(figure: Figure, ax, *, xlabel: str, ylabel: str, title: str) 
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_ylabel(translate(ylabel))
+    ax.set_title(translate(title))
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=MIN_FONT_PT)
     figure.tight_layout()
@@ -70,7 +71,7 @@ def loglog_figure(
         label = "O(n)" if slope == 1 else f"O(n{str(slope).translate(_SUPERSCRIPTS)})"
         style = "--" if slope == 1 else ":"
         ax.plot(grid, v0 * (grid / n0) ** slope, style, color="grey", linewidth=1.2, label=label)
-    _finish_loglog(figure, ax, xlabel="sequence length n", ylabel=ylabel, title=title)
+    _finish_loglog(figure, ax, xlabel=tr("sequence length n"), ylabel=ylabel, title=title)
     return figure
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
+from ..support.language import tr
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
@@ -43,7 +44,7 @@ def shape_flow_figure(n: int, d_model: int, d_k: int, d_v: int) -> Figure:
         ("X", "V", ""),
         ("Q", "S", ""),
         ("K", "S", ""),
-        ("S", "A", "row-wise"),
+        ("S", "A", tr("row-wise")),
         ("A", "O", ""),
         ("V", "O", ""),
     ]
@@ -55,6 +56,6 @@ def shape_flow_figure(n: int, d_model: int, d_k: int, d_v: int) -> Figure:
         if label:
             ax.text((begin[0] + finish[0]) / 2, (begin[1] + finish[1]) / 2 + 0.12, label,
                     ha="center", va="bottom", fontsize=9, color="#333333")  # fmt: skip
-    ax.text(5.2, 0.15, "n tokens; d_k: query and key width; d_v: value width", ha="center",
+    ax.text(5.2, 0.15, tr("n tokens; d_k: query and key width; d_v: value width"), ha="center",
             fontsize=9, color="#555555")  # fmt: skip
     return figure

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import MASKED_COLOUR, Canvas
 
@@ -29,8 +30,10 @@ def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -
     ax.set_ylim(n - 0.4, -1.2)
     ax.axis("off")
     for j in range(n):
-        ax.text(j, -0.85, f"key {j + 1}", ha="center", va="center", fontsize=9, color="#555555")
-    ax.text(n + 1.1, -0.85, "trained to predict", ha="center", va="center", fontsize=9,
+        ax.text(
+            j, -0.85, tr("key {j}", j=j + 1), ha="center", va="center", fontsize=9, color="#555555"
+        )
+    ax.text(n + 1.1, -0.85, tr("trained to predict"), ha="center", va="center", fontsize=9,
             color="#555555")  # fmt: skip
     for i in range(n):
         for j, token in enumerate(inputs):
@@ -44,6 +47,6 @@ def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -
         ax.text(n + 1.1, i, targets[i], ha="center", va="center", fontsize=12,
                 color=SERIES_COLOURS[3])  # fmt: skip
         ax.text(-0.55, i, f"{i + 1}", ha="right", va="center", fontsize=9, color="#555555")
-    figure.suptitle(title or "One forward pass, every position at once, each under the mask",
-                    fontsize=11)  # fmt: skip
+    default = tr("One forward pass, every position at once, each under the mask")
+    figure.suptitle(translate(title) or default, fontsize=11)
     return figure

@@ -10,6 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
+from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, check_labels, to_numpy
 
@@ -103,9 +104,9 @@ class WeightedAverageCanvas(Canvas):
         pad = 0.25 * max(float(np.ptp(V[:, 0])), float(np.ptp(V[:, 1])), 1e-6)
         ax.set_xlim(V[:, 0].min() - pad, V[:, 0].max() + 2 * pad)
         ax.set_ylim(V[:, 1].min() - pad, V[:, 1].max() + pad)
-        ax.set_xlabel("value feature 1")
-        ax.set_ylabel("value feature 2")
-        ax.set_title(title or "", fontsize=11)
+        ax.set_xlabel(tr("value feature 1"))
+        ax.set_ylabel(tr("value feature 2"))
+        ax.set_title(translate(title) or "", fontsize=11)
         return self.figure
 
 
