@@ -130,3 +130,25 @@ def test_canvas_redraw_reuses_artists():
 def test_bad_figure_input_is_named(args, message):
     with pytest.raises(ValueError, match=message):
         embedding_figure(*args)
+
+
+def test_the_blitted_picture_is_the_full_render():
+    from io import BytesIO
+
+    from PIL import Image
+
+    from nbhelpers.figures.canvas import figure_to_png
+
+    def pixels(png):
+        return np.asarray(Image.open(BytesIO(png)).convert("RGB"))
+
+    explorer = EmbeddingExplorer()
+    pickers = explorer.token_pickers
+    for picker, index in ((pickers[0], 2), (pickers[2], 0), (pickers[0], 5)):
+        picker.index = index
+        assert np.array_equal(
+            pixels(explorer.png()), pixels(figure_to_png(explorer.canvas.figure))
+        ), (picker.description, index)
+    explorer.positions.value = not explorer.positions.value
+    assert np.array_equal(pixels(explorer.png()), pixels(figure_to_png(explorer.canvas.figure)))
+    explorer.close()

@@ -6,6 +6,12 @@ position of the sentence gets a colour; its one in U, the row of W_e that this o
 and the resulting row of h_0 are outlined in that colour, and the rows of W_e that no token
 selects are faded. Like HeatmapCanvas, an EmbeddingCanvas keeps its artists between draws and
 rebuilds only when n, V or d change.
+
+Its `png()` blits. W_e, W_p, their numbers and every fixed label are rendered once into a
+background (again only when W_e, W_p, the vocabulary or the title change); a redraw paints
+only what a change of tokens moves: U, h_0, the outlines, the fade over W_e and the row
+labels. W_e's numbers sit under the fade, so fading needs no redraw of them, and the colour
+scale is set by the largest |h_0| any choice of tokens could give, so it too stays fixed.
 """
 
 from __future__ import annotations
@@ -18,7 +24,16 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..support.language import tr, translate
-from .canvas import DPI, MASKED_COLOUR, MIN_FONT_PT, Canvas, annotation_fits, to_numpy
+from .canvas import (
+    DPI,
+    MASKED_COLOUR,
+    MIN_FONT_PT,
+    Blitter,
+    Canvas,
+    annotation_fits,
+    pixels_to_png,
+    to_numpy,
+)
 
 POSITION_COLOURS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2")
 FADE_ALPHA = 0.7  # how much the rows of W_e that no token selects are washed out
@@ -58,6 +73,11 @@ class EmbeddingCanvas(Canvas):
         self._one_hot_cmap = matplotlib.colormaps["Blues"]
         self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
         self._shape: tuple[int, int, int] | None = None
+        self._blitter = Blitter(self.canvas)
+        self._background: tuple | None = None  # what the saved background shows
+        self._showing: tuple | None = None  # ... and what the figure shows now
+        # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
+        self.canvas.mpl_connect("draw_event", lambda _event: self._blitter.forget())
 
     def _build(self, n: int, V: int, d: int) -> None:
         self.figure.clear()
@@ -89,16 +109,35 @@ class EmbeddingCanvas(Canvas):
             ax.set_xticks(range(shape[1]))
             ax.set_yticks(range(shape[0]))
             self._texts[ax] = []
+            # W_e's numbers lie under its fade (zorder 2), which washes out unselected rows.
+            zorder = 1.5 if ax is self.ax_W_e else 3
             if annotation_fits(ax, *shape, sample="-0.0"):
                 self._texts[ax] = [
                     [
-                        ax.text(j, i, "", ha="center", va="center", fontsize=MIN_FONT_PT)
+                        ax.text(
+                            j, i, "", ha="center", va="center", fontsize=MIN_FONT_PT, zorder=zorder
+                        )
                         for j in range(shape[1])
-                    ]
+                    ]  # fmt: skip
                     for i in range(shape[0])
                 ]
         for ax in (self.ax_W_e, self.ax_W_p, self.ax_h0):
             ax.set_xticklabels([str(j) for j in range(d)], fontsize=MIN_FONT_PT)
+        # The rows of U, W_p and h_0 are named after the tokens, which change at every redraw:
+        # texts placed where tick labels would be, so that the ticks can stay in the background.
+        self._row_labels = {}
+        for ax in (self.ax_U, self.ax_W_p, self.ax_h0):
+            ax.set_yticklabels([""] * n)
+            place = matplotlib.transforms.blended_transform_factory(
+                matplotlib.transforms.offset_copy(ax.transAxes, fig=self.figure, x=-3.5,
+                                                  units="points"),
+                ax.transData,
+            )  # fmt: skip
+            self._row_labels[ax] = [
+                ax.text(0, i, "", transform=place, ha="right", va="center", clip_on=False,
+                        fontsize=MIN_FONT_PT, color=POSITION_COLOURS[i % len(POSITION_COLOURS)])
+                for i in range(n)
+            ]  # fmt: skip
         self._images[self.ax_U].set_clim(0.0, 1.0)
         # The rows of W_e that no position selects are washed out by a white overlay.
         self._fade = self.ax_W_e.imshow(np.zeros((V, d, 4)), aspect="equal", zorder=2)
@@ -109,7 +148,26 @@ class EmbeddingCanvas(Canvas):
             ]
             for ax in (self.ax_U, self.ax_W_e, self.ax_h0)
         }
+        # What a change of tokens moves, in the order a full render draws it (by zorder).
+        changing = {
+            self.ax_U: [self._images[self.ax_U], *self._flat(self.ax_U)],
+            self.ax_W_e: [self._fade],
+            self.ax_W_p: [],
+            self.ax_h0: [self._images[self.ax_h0], *self._flat(self.ax_h0)],
+        }
+        self._changing = []
+        for ax, artists in changing.items():
+            artists += [*self._boxes.get(ax, []), *self._row_labels.get(ax, [])]
+            if artists and ax is not self.ax_W_p:
+                artists += list(ax.spines.values())  # a full render draws them over the cells
+            self._changing += sorted(artists, key=lambda artist: artist.get_zorder())
+        for artist in self._changing:
+            artist.set_animated(True)
         self._shape = (n, V, d)
+        self._blitter.forget()
+
+    def _flat(self, ax) -> list:
+        return [text for row in self._texts[ax] for text in row]
 
     def draw(
         self,
@@ -135,7 +193,10 @@ class EmbeddingCanvas(Canvas):
         U = np.zeros((n, V))
         U[np.arange(n), ids] = 1.0
         h0 = U @ W_e + (W_p if positions else 0.0)
-        limit = max(float(np.abs(m).max()) for m in (W_e, W_p, h0)) or 1.0
+        # The largest |h_0| over every choice of tokens: a scale that no token change moves.
+        reachable = W_e[None, :, :] + (W_p[:, None, :] if positions else 0.0)
+        limit = max(float(np.abs(W_e).max()), float(np.abs(W_p).max()),
+                    float(np.abs(reachable).max())) or 1.0  # fmt: skip
         shown_W_p = np.ma.masked_array(W_p, mask=np.full(W_p.shape, not positions))
         for ax, values in ((self.ax_U, U), (self.ax_W_e, W_e), (self.ax_W_p, shown_W_p)):
             self._images[ax].set_data(values)
@@ -152,11 +213,6 @@ class EmbeddingCanvas(Canvas):
         fade[:, :, 3] = FADE_ALPHA
         fade[ids, :, 3] = 0.0
         self._fade.set_data(fade)
-        for v, row in enumerate(self._texts[self.ax_W_e]):
-            for text in row:
-                if v not in ids:
-                    text.set_color("black")
-                text.set_alpha(1.0 if v in ids else 0.4)
         for i, token in enumerate(ids):
             colour = POSITION_COLOURS[i % len(POSITION_COLOURS)]
             for ax, (x, y, width) in (
@@ -176,10 +232,9 @@ class EmbeddingCanvas(Canvas):
 
         self.ax_U.set_xticklabels(vocab, fontsize=MIN_FONT_PT)
         self.ax_W_e.set_yticklabels(vocab, fontsize=MIN_FONT_PT)
-        for ax in (self.ax_U, self.ax_W_p, self.ax_h0):
-            ax.set_yticklabels(rows, fontsize=MIN_FONT_PT)
-            for i, label in enumerate(ax.get_yticklabels()):
-                label.set_color(POSITION_COLOURS[i % len(POSITION_COLOURS)])
+        for labels in self._row_labels.values():
+            for label, row in zip(labels, rows, strict=True):
+                label.set_text(row)
         self.ax_U.set_title(f"$U$  one-hot ({n}×{V})", fontsize=10)
         self.ax_W_e.set_title(f"$W_e$  ({V}×{d})", fontsize=10)
         self.ax_W_p.set_title(
@@ -190,7 +245,19 @@ class EmbeddingCanvas(Canvas):
         self._operators[1].set_color("black" if positions else "#c0c0c0")
         self.ax_h0.set_title("$h_0 = U W_e + W_p$" if positions else "$h_0 = U W_e$", fontsize=10)
         self.figure.suptitle(translate(title) or "", fontsize=11)
+        self._showing = (tuple(vocab), W_e.tobytes(), W_p.tobytes(), positions, title, fmt)
         return self.figure
+
+    def png(self) -> bytes:
+        """The current figure as PNG bytes, repainting only what a change of tokens moves."""
+        if self._shape is None:
+            raise RuntimeError("nothing drawn yet: call draw(...) first")
+        if not self._blitter.ready or self._background != self._showing:
+            self._blitter.render()  # everything but the animated artists
+            self._blitter.save("background")
+            self._background = self._showing
+        self._blitter.paint("background", self._changing)
+        return pixels_to_png(self._blitter.pixels()[..., :3])
 
     def _annotate(self, ax, values, fmt: str, dark_above: float) -> None:
         for i, row in enumerate(self._texts[ax]):
