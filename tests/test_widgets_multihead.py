@@ -1,5 +1,6 @@
 import io
 
+import matplotlib.text
 import numpy as np
 import pytest
 import torch
@@ -12,6 +13,7 @@ from nbhelpers import (
     figure_to_png,
     head_grid_figure,
 )
+from nbhelpers.figures.heads import value_text, weight_text
 
 TOKENS = ["犬", "が", "河岸", "を", "歩く"]
 
@@ -145,3 +147,53 @@ def test_cached_background_repaint_matches_a_full_render():
     assert fast.shape == full.shape
     # Only the stacking of the highlight frame over the axes' edges may differ.
     assert (fast != full).any(axis=-1).mean() < 0.01
+
+
+def test_grid_is_sharp_with_legible_text_and_numbers_in_the_cells():
+    explorer = make_explorer(causal=True)
+    explorer.png()
+    canvas = explorer.canvas
+    assert canvas.figure.dpi >= 100
+    texts = [t for t in canvas.figure.findobj(matplotlib.text.Text) if t.get_text().strip()]
+    assert texts and all(t.get_fontsize() >= 9 for t in texts)
+    numbers = [*canvas.head_numbers, canvas.concat_numbers, canvas.output_numbers]
+    assert all(artist is not None and artist.fontsize >= 9 for artist in numbers)
+    weights, concat, _ = explorer.compute()
+    shown = canvas.head_numbers[1].get_texts()
+    blocked = torch.ones(5, 5, dtype=torch.bool).triu(1).flatten()
+    assert all(text == "" for text, b in zip(shown, blocked, strict=True) if b)  # masked: blank
+    assert [t for t, b in zip(shown, blocked, strict=True) if not b] == [
+        weight_text(w) for w, b in zip(weights[1].flatten().tolist(), blocked, strict=True) if not b
+    ]
+    assert canvas.concat_numbers.get_texts() == [value_text(v) for v in concat.flatten().tolist()]
+
+
+def test_cell_numbers_follow_a_redraw():
+    explorer = make_explorer()
+    before = explorer.canvas.head_numbers[0].get_texts()
+    explorer.causal.value = True
+    assert explorer.canvas.head_numbers[0].get_texts() != before
+
+
+def test_cell_numbers_are_dropped_when_the_cells_are_too_small():
+    n = 12
+    weights = torch.softmax(torch.randn(8, n, n), dim=-1)
+    canvas = HeadGridCanvas()
+    canvas.draw(weights, torch.randn(n, 16), torch.randn(n, 16), [f"t{i}" for i in range(n)])
+    assert canvas.head_numbers == [None] * 8
+    assert canvas.concat_numbers is None and canvas.output_numbers is None
+    assert canvas.png().startswith(b"\x89PNG")
+    # The token labels thin out rather than overlap: every other one at n = 12.
+    assert [t.get_text() for t in canvas.head_axes[0].get_yticklabels()] == [
+        f"t{i}" for i in range(0, n, 2)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "weight", "other"),
+    [(0.0, "0", "0"), (1.0, "1", "1.00"), (0.234, ".23", ".23"), (-0.004, "0", "0")],
+)
+def test_cell_text_is_short(value, weight, other):
+    assert weight_text(value) == weight
+    assert value_text(value) == other
+    assert value_text(-0.31) == "-.31" and value_text(1.25) == "1.25"

@@ -8,22 +8,184 @@ Like HeatmapCanvas, a HeadGridCanvas builds its axes, images and colour bars onc
 (h, n, d_model) and afterwards only swaps data, colour limits, labels and the highlight.
 Rendering is what costs most, above all the many tick labels, so `png()` also caches the
 rendered static parts (axes, ticks, token labels) and repaints only what a redraw changes
-(the images, the highlight, the value colour bars): matplotlib's "blitting".
+(the images, their cell numbers, the highlight, the value colour bars): matplotlib's
+"blitting".
+
+Every cell shows its value where a number of at least MIN_FONT_PT fits: the font is chosen
+from the cell size when the layout is built (up to CELL_FONT_MAX_PT), and the numbers are
+dropped, never shrunk, when the cells are too small.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
 import matplotlib
+import matplotlib.artist
 import numpy as np
+from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 
-from .canvas import MASKED_COLOUR, Blitter, Canvas, check_labels, pixels_to_png, to_numpy
+from .canvas import (
+    ANNOTATE_MAX_CELLS,
+    DPI,
+    MASKED_COLOUR,
+    MIN_FONT_PT,
+    Blitter,
+    Canvas,
+    check_labels,
+    pixels_to_png,
+    to_numpy,
+)
 
 GRID_COLUMNS = 4
 HIGHLIGHT = "#d62728"
+CELL_FONT_MAX_PT = 11  # larger cell numbers only crowd the picture
+TITLE_PT = MIN_FONT_PT + 1
+CELL_MARGIN_PX = 4  # free pixels around a cell's number, across and down
+
+
+def weight_text(weight: float) -> str:
+    """A weight in [0, 1] with two decimals in three characters: .23, and 0 and 1 short."""
+    shown = f"{weight:.2f}"
+    return {"0.00": "0", "1.00": "1", "-0.00": "0"}.get(shown, shown.removeprefix("0"))
+
+
+def value_text(value: float) -> str:
+    """Any value with two decimals, the leading zero dropped: -.31, .07, 1.25."""
+    shown = f"{value:.2f}"
+    if shown in ("0.00", "-0.00"):
+        return "0"
+    return shown.replace("0.", ".", 1) if shown.lstrip("-").startswith("0.") else shown
+
+
+def cell_font_size(ax, rows: int, cols: int, sample: str) -> float | None:
+    """The largest font size in [MIN_FONT_PT, CELL_FONT_MAX_PT] at which `sample` fits in each
+    of the rows x cols cells of `ax` as laid out now; None when not even MIN_FONT_PT fits
+    (then the numbers are left out rather than drawn too small to read)."""
+    if rows * cols > ANNOTATE_MAX_CELLS:
+        return None
+    figure = ax.figure
+    box = ax.get_position()  # figure fractions; the grid's axes have aspect "auto"
+    width_px, height_px = figure.get_size_inches() * figure.dpi
+    cell_w, cell_h = box.width * width_px / cols, box.height * height_px / rows
+    probe = ax.text(0, 0, sample, fontsize=MIN_FONT_PT)
+    text = probe.get_window_extent(figure.canvas.get_renderer())
+    probe.remove()
+    # Text scales with its font size, so one measurement gives the largest size that fits.
+    scale = min(
+        (cell_w - CELL_MARGIN_PX) / max(text.width, 1.0),
+        (cell_h - CELL_MARGIN_PX) / max(text.height, 1.0),
+    )
+    size = min(CELL_FONT_MAX_PT, math.floor(MIN_FONT_PT * scale))
+    return float(size) if size >= MIN_FONT_PT else None
+
+
+@functools.lru_cache(maxsize=8192)
+def _sprite(text: str, colour: str, fontsize: float, dpi: float, family: tuple) -> np.ndarray:
+    """The RGBA bitmap of `text` in `colour`, cropped to its ink, rendered once by Agg's own
+    text drawing (the font as for any Text; `family` keys the cache on rcParams)."""
+    prop = FontProperties(family=list(family), size=fontsize)
+    scratch = RendererAgg(1, 1, dpi)
+    width, height, _ = scratch.get_text_width_height_descent(text, prop, ismath=False)
+    margin = int(fontsize)  # room on every side for glyphs that overhang their box
+    renderer = RendererAgg(int(width) + 2 * margin, int(height) + 2 * margin, dpi)
+    gc = renderer.new_gc()
+    gc.set_foreground(colour)
+    renderer.draw_text(gc, margin, margin + height, text, prop, 0.0)  # y: the baseline, down
+    gc.restore()
+    pixels = np.asarray(renderer.buffer_rgba())
+    ink = pixels[..., 3] > 0
+    if not ink.any():
+        return pixels[:0, :0].copy()
+    rows, cols = np.flatnonzero(ink.any(1)), np.flatnonzero(ink.any(0))
+    return pixels[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1].copy()
+
+
+class CellNumbers(matplotlib.artist.Artist):
+    """One short number centred on each cell of an image's axes (rows x cols, data coords).
+
+    A Text per cell costs about half a millisecond to draw, and a grid of heads has hundreds
+    of cells: this artist pastes cached bitmaps of the strings instead (see _sprite), so a
+    redraw costs a few microseconds per cell. The full render (figure_to_png) and the
+    blitted repaint use this same draw, so both show the same pixels.
+    """
+
+    def __init__(self, ax, rows: int, cols: int, fontsize: float):
+        super().__init__()
+        self.rows, self.cols, self.fontsize = rows, cols, float(fontsize)
+        self.set_zorder(3)  # above the image, like a Text
+        self._texts = [""] * (rows * cols)
+        self._colours = ["black"] * (rows * cols)
+        centres = np.array([(j, i) for i in range(rows) for j in range(cols)], dtype=float)
+        self._centres = centres  # data coordinates of each cell's centre, row by row
+        ax.add_artist(self)
+        self.set_clip_box(ax.bbox)
+
+    def set_cells(self, texts: Sequence[str], colours: Sequence[str]) -> None:
+        """The strings ("" for none) and their colours, row by row."""
+        self._texts, self._colours = list(texts), list(colours)
+        self.stale = True
+
+    def get_texts(self) -> list[str]:
+        return list(self._texts)
+
+    def draw(self, renderer) -> None:
+        if not self.get_visible():
+            return
+        family = tuple(matplotlib.rcParams["font.family"])
+        centres = self.axes.transData.transform(self._centres)
+        gc = renderer.new_gc()
+        gc.set_clip_rectangle(self.axes.bbox)
+        for (x, y), text, colour in zip(centres, self._texts, self._colours, strict=True):
+            if not text:
+                continue
+            sprite = _sprite(text, colour, self.fontsize, renderer.dpi, family)
+            height, width = sprite.shape[:2]
+            # draw_image's y is upwards, to the image's bottom side, and its row 0 is the bottom.
+            renderer.draw_image(gc, round(x - width / 2), round(y - height / 2), sprite[::-1])
+        gc.restore()
+        self.stale = False
+
+
+def _cell_numbers(ax, rows: int, cols: int, size: float | None) -> CellNumbers | None:
+    return None if size is None else CellNumbers(ax, rows, cols, size)
+
+
+def _label_stride(ax, labels: Sequence[str], along: str) -> int:
+    """Every how many cells a token label fits along `along` ("x" or "y") at MIN_FONT_PT:
+    1 when neighbours do not overlap; otherwise only every stride-th token is labelled."""
+    figure = ax.figure
+    box = ax.get_position()
+    width_px, height_px = figure.get_size_inches() * figure.dpi
+    cell = (box.width * width_px if along == "x" else box.height * height_px) / len(labels)
+    renderer = figure.canvas.get_renderer()
+    probe = ax.text(0, 0, "", fontsize=MIN_FONT_PT)
+    extents = []
+    for label in labels:
+        probe.set_text(label)
+        size = probe.get_window_extent(renderer)
+        extents.append(size.width if along == "x" else size.height)
+    probe.remove()
+    for stride in range(1, len(labels)):
+        shown = extents[::stride]
+        # Neighbouring labels are centred stride cells apart: half of each must fit.
+        if all(
+            (a + b) / 2 + CELL_MARGIN_PX <= stride * cell
+            for a, b in zip(shown, shown[1:], strict=False)
+        ):
+            return stride
+    return max(1, len(labels))
+
+
+def _text_colours(image, values: np.ndarray) -> np.ndarray:
+    """Per cell, black on light colours and white on dark ones (the colour's luminance)."""
+    rgba = image.cmap(image.norm(values))
+    light = rgba[..., :3] @ np.array([0.299, 0.587, 0.114]) > 0.5
+    return np.where(light, "black", "white")
 
 
 def _symmetric_limit(*arrays: np.ndarray) -> float:
@@ -35,7 +197,7 @@ class HeadGridCanvas(Canvas):
     """A reusable figure of h per-head heatmaps above Concat(heads) and the output."""
 
     def __init__(
-        self, *, dpi: int = 72, weights_cmap: str = "viridis", values_cmap: str = "RdBu_r"
+        self, *, dpi: int = DPI, weights_cmap: str = "viridis", values_cmap: str = "RdBu_r"
     ):
         super().__init__(dpi=dpi)
         self._weights_cmap = matplotlib.colormaps[weights_cmap].with_extremes(bad=MASKED_COLOUR)
@@ -47,6 +209,10 @@ class HeadGridCanvas(Canvas):
         self._concat_image = self._output_image = None
         self._selected_box = None
         self._frames: list = []
+        # The cell numbers of each head, of Concat and of the output (None: cells too small).
+        self.head_numbers: list[CellNumbers | None] = []
+        self.concat_numbers: CellNumbers | None = None
+        self.output_numbers: CellNumbers | None = None
         self._dynamic: list = []  # artists that png() repaints over the cached background
         self._blitter = Blitter(self.canvas)
         self._static: tuple | None = None  # (labels, title) the background was drawn with
@@ -58,7 +224,7 @@ class HeadGridCanvas(Canvas):
 
     def _build(self, h: int, n: int, d_model: int) -> None:
         self.figure.clear()
-        columns = min(h, GRID_COLUMNS)
+        columns = min(max(h, 2), GRID_COLUMNS)  # one head takes half the width, not all
         rows = math.ceil(h / columns)
         self.figure.set_size_inches(8.4, 1.9 * rows + 2.9)
         grid = self.figure.add_gridspec(
@@ -73,6 +239,7 @@ class HeadGridCanvas(Canvas):
             wspace=0.5,
         )
         self.head_axes, self._head_images, self._frames = [], [], []
+        self._x_labelled, self._y_labelled = [], []  # the head axes that carry token labels
         for i in range(h):
             row, column = divmod(i, columns)
             ax = self.figure.add_subplot(grid[row, 2 * column : 2 * column + 2])
@@ -86,10 +253,12 @@ class HeadGridCanvas(Canvas):
             )
             # Tokens label the left column and the bottom row of heads only: text is what
             # makes a redraw slow, and the grid shares its axes.
-            ax.set_xticks(range(n) if i + columns >= h else [])
-            ax.set_yticks(range(n) if column == 0 else [])
-            ax.tick_params(length=0, labelsize=7)
-            ax.set_title(f"head {i + 1}", fontsize=9)
+            if i + columns >= h:
+                self._x_labelled.append(ax)
+            if column == 0:
+                self._y_labelled.append(ax)
+            ax.tick_params(length=0, labelsize=MIN_FONT_PT)
+            ax.set_title(f"head {i + 1}", fontsize=TITLE_PT)
             frame = matplotlib.patches.Rectangle(
                 (0, 0),
                 1,
@@ -108,8 +277,8 @@ class HeadGridCanvas(Canvas):
         colorbar = self.figure.colorbar(
             self._head_images[0], ax=self.head_axes, fraction=0.025, pad=0.02
         )
-        colorbar.set_label("weight", fontsize=8)
-        colorbar.ax.tick_params(labelsize=7)
+        colorbar.set_label("weight", fontsize=MIN_FONT_PT)
+        colorbar.ax.tick_params(labelsize=MIN_FONT_PT)
         self.concat_ax = self.figure.add_subplot(grid[rows, :columns])
         self.output_ax = self.figure.add_subplot(grid[rows, columns:])
         images, value_bars = [], []
@@ -120,15 +289,18 @@ class HeadGridCanvas(Canvas):
                 aspect="auto",
                 interpolation="nearest",
             )
-            ax.set_xlabel("feature", fontsize=8)
-            ax.tick_params(length=0, labelsize=7)
+            ax.set_xlabel("feature", fontsize=MIN_FONT_PT)
+            ax.tick_params(length=0, labelsize=MIN_FONT_PT)
             bar = self.figure.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
-            bar.ax.tick_params(labelsize=7)
+            bar.ax.tick_params(labelsize=MIN_FONT_PT)
             images.append(image)
             value_bars.append(bar.ax)
         self._concat_image, self._output_image = images
-        self.concat_ax.set_yticks(range(n))
+        self._y_labelled.append(self.concat_ax)
         self.output_ax.set_yticks([])  # same rows as Concat, on its left
+        features = [str(j) for j in range(d_model)]
+        stride = _label_stride(self.output_ax, features, "x")
+        self.output_ax.set_xticks(range(0, d_model, stride), features[::stride])
         d_head = d_model // h
         boundaries = [
             self.concat_ax.axvline(boundary * d_head - 0.5, color="black", linewidth=1.2)
@@ -136,19 +308,27 @@ class HeadGridCanvas(Canvas):
         ]
         self.concat_ax.set_xticks([(i + 0.5) * d_head - 0.5 for i in range(h)])
         self.concat_ax.set_xticklabels([str(i + 1) for i in range(h)])
-        self.concat_ax.set_xlabel("head (its d_head features)", fontsize=8)
+        self.concat_ax.set_xlabel("head (its d_head features)", fontsize=MIN_FONT_PT)
         self._selected_box = self.concat_ax.add_patch(
             matplotlib.patches.Rectangle(
                 (-0.5, -0.5), d_head, n, fill=False, edgecolor=HIGHLIGHT, linewidth=2.5
             )
         )
         images_axes = (self.concat_ax, self.output_ax)
-        self.concat_ax.set_title("Concat(head_1, …, head_h)", fontsize=9)
-        self.output_ax.set_title("output = Concat(…) W_O", fontsize=9)
+        self.concat_ax.set_title("Concat(head_1, …, head_h)", fontsize=TITLE_PT)
+        self.output_ax.set_title("output = Concat(…) W_O", fontsize=TITLE_PT)
+        # Cell numbers, in a font chosen from the cell size now that the layout is final.
+        head_size = cell_font_size(self.head_axes[0], n, n, ".00")
+        self.head_numbers = [_cell_numbers(ax, n, n, head_size) for ax in self.head_axes]
+        value_size = cell_font_size(self.concat_ax, n, d_model, "-0.00")  # as wide as -1.25
+        self.concat_numbers = _cell_numbers(self.concat_ax, n, d_model, value_size)
+        self.output_numbers = _cell_numbers(self.output_ax, n, d_model, value_size)
+        numbers = [*self.head_numbers, self.concat_numbers, self.output_numbers]
         # In drawing order: whatever lies on top of an image is repainted after it.
         self._dynamic = [
             *self._head_images,
             *images,
+            *(artist for artist in numbers if artist is not None),
             *(spine for ax in (*self.head_axes, *images_axes) for spine in ax.spines.values()),
             *boundaries,
             *(ax.title for ax in self.head_axes),
@@ -204,24 +384,38 @@ class HeadGridCanvas(Canvas):
             image.set_data(np.where(blocked, np.nan, weights[i]))  # NaN: the 'bad' colour
             ax.title.set_color(HIGHLIGHT if i == selected else "black")
             self._frames[i].set_visible(i == selected)
-        limit = _symmetric_limit(concat)
-        self._concat_image.set_data(concat)
-        self._concat_image.set_clim(-limit, limit)
-        limit = _symmetric_limit(output)
-        self._output_image.set_data(output)
-        self._output_image.set_clim(-limit, limit)
+            if self.head_numbers[i] is not None:
+                self.head_numbers[i].set_cells(
+                    ["" if hidden else weight_text(w) for w, hidden in zip(
+                        weights[i].ravel(), blocked.ravel(), strict=True)],
+                    _text_colours(image, weights[i]).ravel(),
+                )  # fmt: skip
+        for image, values, numbers in (
+            (self._concat_image, concat, self.concat_numbers),
+            (self._output_image, output, self.output_numbers),
+        ):
+            limit = _symmetric_limit(values)
+            image.set_data(values)
+            image.set_clim(-limit, limit)
+            if numbers is not None:
+                numbers.set_cells(
+                    [value_text(v) for v in values.ravel()], _text_colours(image, values).ravel()
+                )
         self._selected_box.set_visible(selected is not None)
         if selected is not None:
             self._selected_box.set_x(selected * (d_model // h) - 0.5)
         static = (tuple(labels), title or "")
         if static != self._static:  # the cached background shows old labels: draw it again
             for ax in self.head_axes:
-                if ax.get_xticks().size:
-                    ax.set_xticklabels(labels)
-                if ax.get_yticks().size:
-                    ax.set_yticklabels(labels)
-            self.concat_ax.set_yticklabels(labels)
-            self.figure.suptitle(title or "", fontsize=10, y=0.99)
+                ax.set_xticks([])
+                ax.set_yticks([])
+            for axes, along in ((self._x_labelled, "x"), (self._y_labelled, "y")):
+                for ax in axes:
+                    stride = _label_stride(ax, labels, along)
+                    ticks = range(0, len(labels), stride)
+                    setter = ax.set_xticks if along == "x" else ax.set_yticks
+                    setter(list(ticks), [labels[i] for i in ticks])
+            self.figure.suptitle(title or "", fontsize=TITLE_PT + 1, y=0.99)
             self._static = static
             self._blitter.forget()
         return self.figure
