@@ -142,6 +142,12 @@ def _builders():
         "head_grid_figure": lambda: figures.head_grid_figure(
             torch.stack([weights, weights]), randn(5, 8), randn(5, 8), TOKENS
         ),
+        "accuracy_by_step_figure": lambda: figures.accuracy_by_step_figure(
+            {"h = 1": ([0, 25, 50], [0.1, 0.15, 0.16]), "h = 2": ([0, 25, 50], [0.1, 0.6, 1.0])}
+        ),
+        "specialised_heads_figure": lambda: figures.specialised_heads_figure(
+            torch.stack([torch.eye(5), torch.eye(5)[[0, 0, 1, 2, 3]]])
+        ),
         "kv_cache_figure": lambda: figures.kv_cache_figure(
             [1, 2, 4], {"1 sentence": [1e-3, 2e-3, 4e-3]}, {"1 sentence": [1e-3, 1e-3, 1e-3]}
         ),

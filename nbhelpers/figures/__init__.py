@@ -19,6 +19,7 @@ from .memory import MemoryBarsCanvas
 from .next_token import next_token_figure
 from .scaling import against_dk_figure, loglog_figure
 from .shape_flow import shape_flow_figure
+from .specialised_heads import accuracy_by_step_figure, specialised_heads_figure
 from .teacher_forcing import teacher_forcing_figure
 from .training import rule_kl_figure, training_figure
 from .weighted_average import WeightedAverageCanvas, weighted_average_figure
@@ -32,6 +33,7 @@ __all__ = [
     "HeadGridCanvas",
     "HeatmapCanvas",
     "MemoryBarsCanvas",
+    "accuracy_by_step_figure",
     "activation_figure",
     "against_dk_figure",
     "attention_heatmap",
@@ -50,6 +52,7 @@ __all__ = [
     "rule_kl_figure",
     "shape_flow_figure",
     "show_figure",
+    "specialised_heads_figure",
     "teacher_forcing_figure",
     "training_figure",
     "transformer_vs_gpt1_figure",

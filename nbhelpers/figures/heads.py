@@ -29,6 +29,7 @@ from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 
+from ..support.language import tr, translate
 from .canvas import (
     ANNOTATE_MAX_CELLS,
     DPI,
@@ -258,7 +259,7 @@ class HeadGridCanvas(Canvas):
             if column == 0:
                 self._y_labelled.append(ax)
             ax.tick_params(length=0, labelsize=MIN_FONT_PT)
-            ax.set_title(f"head {i + 1}", fontsize=TITLE_PT)
+            ax.set_title(tr("head {k}", k=i + 1), fontsize=TITLE_PT)
             frame = matplotlib.patches.Rectangle(
                 (0, 0),
                 1,
@@ -277,7 +278,7 @@ class HeadGridCanvas(Canvas):
         colorbar = self.figure.colorbar(
             self._head_images[0], ax=self.head_axes, fraction=0.025, pad=0.02
         )
-        colorbar.set_label("weight", fontsize=MIN_FONT_PT)
+        colorbar.set_label(tr("weight"), fontsize=MIN_FONT_PT)
         colorbar.ax.tick_params(labelsize=MIN_FONT_PT)
         self.concat_ax = self.figure.add_subplot(grid[rows, :columns])
         self.output_ax = self.figure.add_subplot(grid[rows, columns:])
@@ -289,7 +290,7 @@ class HeadGridCanvas(Canvas):
                 aspect="auto",
                 interpolation="nearest",
             )
-            ax.set_xlabel("feature", fontsize=MIN_FONT_PT)
+            ax.set_xlabel(tr("feature"), fontsize=MIN_FONT_PT)
             ax.tick_params(length=0, labelsize=MIN_FONT_PT)
             bar = self.figure.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
             bar.ax.tick_params(labelsize=MIN_FONT_PT)
@@ -308,7 +309,7 @@ class HeadGridCanvas(Canvas):
         ]
         self.concat_ax.set_xticks([(i + 0.5) * d_head - 0.5 for i in range(h)])
         self.concat_ax.set_xticklabels([str(i + 1) for i in range(h)])
-        self.concat_ax.set_xlabel("head (its d_head features)", fontsize=MIN_FONT_PT)
+        self.concat_ax.set_xlabel(tr("head (its d_head features)"), fontsize=MIN_FONT_PT)
         self._selected_box = self.concat_ax.add_patch(
             matplotlib.patches.Rectangle(
                 (-0.5, -0.5), d_head, n, fill=False, edgecolor=HIGHLIGHT, linewidth=2.5
@@ -415,7 +416,7 @@ class HeadGridCanvas(Canvas):
                     ticks = range(0, len(labels), stride)
                     setter = ax.set_xticks if along == "x" else ax.set_yticks
                     setter(list(ticks), [labels[i] for i in ticks])
-            self.figure.suptitle(title or "", fontsize=TITLE_PT + 1, y=0.99)
+            self.figure.suptitle(translate(title) or "", fontsize=TITLE_PT + 1, y=0.99)
             self._static = static
             self._blitter.forget()
         return self.figure

@@ -11,6 +11,7 @@ import torch
 from matplotlib.figure import Figure
 
 from ..head_specialisation import head_shares
+from ..support.language import tr, translate
 from .canvas import DPI, MASKED_COLOUR, MIN_FONT_PT, Canvas, annotation_fits, to_numpy
 
 ROLE_COLOURS = {"previous token": "#1f5fa8", "first token": "#b5495b"}
@@ -20,7 +21,14 @@ def _share_lines(previous: float, first: float) -> str:
     """'0.99 of its weight on the previous token' above the other share, the larger first."""
     ranked = sorted((("previous token", previous), ("first token", first)), key=lambda r: -r[1])
     (main, main_share), (other, other_share) = ranked
-    return f"{main_share:.2f} of its weight on the {main}\n{other_share:.2f} on the {other}"
+    if main == "previous token":
+        return tr(
+            "{main:.2f} of its weight on the previous token\n{other:.2f} on the first token",
+            main=main_share,
+            other=other_share,
+        )
+    return tr("{main:.2f} of its weight on the first token\n{other:.2f} on the previous token",
+              main=main_share, other=other_share)  # fmt: skip
 
 
 def _cell_text(weight: float) -> str:
@@ -46,8 +54,8 @@ def specialised_heads_figure(
         )
     k, n, _ = values.shape
     if names is None:
-        names = [f"head {i + 1}" for i in range(k)]
-    names = [str(name) for name in names]
+        names = [tr("head {k}", k=i + 1) for i in range(k)]
+    names = [str(translate(name)) for name in names]
     if len(names) != k:
         raise ValueError(f"names has {len(names)} entries but weights holds {k} heads")
     if not isinstance(causal, bool):
@@ -66,13 +74,13 @@ def specialised_heads_figure(
         ax.set_xticks(range(n))
         ax.set_yticks(range(n))
         ax.tick_params(length=0, labelsize=MIN_FONT_PT)
-        ax.set_xlabel("key position j (0: the subject)", fontsize=MIN_FONT_PT + 1)
+        ax.set_xlabel(tr("key position j (0: the subject)"), fontsize=MIN_FONT_PT + 1)
         ax.set_title(
             f"{name}\n{_share_lines(share.previous, share.first)}",
             fontsize=MIN_FONT_PT + 1,
             color=ROLE_COLOURS[share.role],
         )
-    axes[0].set_ylabel("query position i", fontsize=MIN_FONT_PT + 1)
+    axes[0].set_ylabel(tr("query position i"), fontsize=MIN_FONT_PT + 1)
     if annotation_fits(axes[0], n, n, sample=".00"):
         rgba = cmap(np.clip(values, 0.0, 1.0))
         light = rgba[..., :3] @ np.array([0.299, 0.587, 0.114]) > 0.5
@@ -104,8 +112,8 @@ def accuracy_by_step_figure(curves: Mapping[str, tuple[Sequence[int], Sequence[f
             )
         ax.plot(steps, accuracy, marker=marker, markersize=3.5, label=str(label))
     ax.set_ylim(-0.02, 1.04)
-    ax.set_xlabel("training step", fontsize=MIN_FONT_PT + 1)
-    ax.set_ylabel("held-out accuracy\n(both tokens right)", fontsize=MIN_FONT_PT + 1)
+    ax.set_xlabel(tr("training step"), fontsize=MIN_FONT_PT + 1)
+    ax.set_ylabel(tr("held-out accuracy\n(both tokens right)"), fontsize=MIN_FONT_PT + 1)
     ax.tick_params(labelsize=MIN_FONT_PT)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=MIN_FONT_PT + 1, loc="center right")

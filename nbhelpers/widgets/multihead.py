@@ -11,6 +11,7 @@ from ..attention import attention
 from ..figures.heads import HeadGridCanvas
 from ..masks import causal_mask
 from ..multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
+from ..support.language import tr
 from .base import FigureExplorer
 
 
@@ -58,12 +59,12 @@ class MultiHeadExplorer(FigureExplorer):
         self.state = {k: v.detach().cpu().float() for k, v in module.state_dict().items()}
         self.d_model = d_model
         self.heads = widgets.SelectionSlider(
-            options=counts, value=num_heads, description="heads h", continuous_update=True
+            options=counts, value=num_heads, description=tr("heads h"), continuous_update=True
         )
         self.head = widgets.Dropdown(
-            options=self._head_options(num_heads), value=0, description="head"
+            options=self._head_options(num_heads), value=0, description=tr("head")
         )
-        self.causal = widgets.Checkbox(value=causal, description="causal mask")
+        self.causal = widgets.Checkbox(value=causal, description=tr("causal mask"))
         self._canvases: dict[int, HeadGridCanvas] = {}
         self._syncing = False
         super().__init__([self.heads, self.head, self.causal])
@@ -71,7 +72,7 @@ class MultiHeadExplorer(FigureExplorer):
 
     @staticmethod
     def _head_options(h: int) -> list[tuple[str, int]]:
-        return [(f"head {i + 1}", i) for i in range(h)]
+        return [(tr("head {k}", k=i + 1), i) for i in range(h)]
 
     def _on_change(self, change) -> None:
         if self._syncing:
@@ -124,17 +125,19 @@ class MultiHeadExplorer(FigureExplorer):
             self.tokens,
             masked=masked,
             selected=selected,
-            title=f"h = {h} heads of d_head = {self.d_model // h}",
+            title=tr("h = {h} heads of d_head = {d_head}", h=h, d_head=self.d_model // h),
         )
         self.image.value = canvas.png()
         last = weights[selected, -1]
         top = int(last.argmax())
         parameters = sum(v.numel() for v in self.state.values())
-        self.readout.value = (
-            f"head {selected + 1} of {h} works on features {selected * self.d_model // h}–"
-            f"{(selected + 1) * self.d_model // h - 1}; its query <b>{self.tokens[-1]}</b> puts "
-            f"{last[top]:.2f} on <b>{self.tokens[top]}</b>. Parameters: {parameters} for every h."
-        )
+        self.readout.value = tr(
+            "head {head} of {h} works on features {first}–{last}; its query <b>{query}</b> puts "
+            "{weight:.2f} on <b>{key}</b>. Parameters: {parameters} for every h.",
+            head=selected + 1, h=h, first=selected * self.d_model // h,
+            last=(selected + 1) * self.d_model // h - 1, query=self.tokens[-1],
+            weight=float(last[top]), key=self.tokens[top], parameters=parameters,
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         return f"MultiHeadExplorer({len(self.tokens)} tokens, d_model={self.d_model})"
