@@ -50,7 +50,7 @@ test: $(STAMP)
 check: $(STAMP)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint && \
-	$(EXEC_ENV) $(PY) -m pytest tests -m "not slow" -q; status=$$?; \
+	$(EXEC_ENV) $(PY) -m pytest tests -m "not slow" -q -n auto; status=$$?; \
 	echo "make check: $$(( $$(date +%s) - start )) s"; exit $$status
 
 lint: $(STAMP)
@@ -58,7 +58,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 unit: $(STAMP)
-	$(EXEC_ENV) $(PY) -m pytest tests --ignore=tests/browser -q
+	$(EXEC_ENV) $(PY) -m pytest tests --ignore=tests/browser -q -n auto
 
 nbval: $(STAMP)
 	$(EXEC_ENV) $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval.cfg \

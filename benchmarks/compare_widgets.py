@@ -42,7 +42,8 @@ def run_bench(tree: Path, repeats: int, only: list[str] | None) -> dict[str, flo
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     if done.returncode not in (0, 1):
         raise RuntimeError(f"bench_widgets.py failed in {tree}:\n{done.stderr[-2000:]}")
-    return {m["name"].strip(): float(m["ms"]) for m in map(ROW.match, done.stdout.splitlines()) if m}
+    rows = map(ROW.match, done.stdout.splitlines())
+    return {m["name"].strip(): float(m["ms"]) for m in rows if m}
 
 
 def main(argv=None) -> int:
