@@ -40,7 +40,7 @@ class BarCanvas(Canvas):
                 x + offset,
                 np.zeros(count),
                 width,
-                label=name,
+                label=translate(name),  # a caller's series name, as its legend shows it
                 color=SERIES_COLOURS[k % len(SERIES_COLOURS)],
             )
             self._bars.append(bars)

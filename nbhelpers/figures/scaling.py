@@ -59,7 +59,7 @@ def loglog_figure(
         if not keep.any():
             continue
         colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
-        ax.plot(ns[keep], values[keep], marker="o", color=colour, label=name)
+        ax.plot(ns[keep], values[keep], marker="o", color=colour, label=translate(name))
         anchors[name] = (ns[keep][0], values[keep][0], max(ns[keep][-1], 2 * ns[keep][0]))
     if not isinstance(guides, Mapping):
         guides = {slope: next(iter(series)) for slope in guides}
@@ -108,9 +108,11 @@ def against_dk_figure(
             )
         if dashed:
             style, colour = next(theory_styles)
-            ax.plot(d_ks, values, linestyle=style, color=colour, linewidth=1.2, label=name)
+            ax.plot(
+                d_ks, values, linestyle=style, color=colour, linewidth=1.2, label=translate(name)
+            )
         else:
             colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
-            ax.plot(d_ks, values, marker="o", markersize=4, label=name, color=colour)
+            ax.plot(d_ks, values, marker="o", markersize=4, label=translate(name), color=colour)
     _finish_loglog(figure, ax, xlabel="$d_k$", ylabel=ylabel, title=title)
     return figure

@@ -24,7 +24,8 @@ def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -
         )
     inputs, targets = tokens[:-1], tokens[1:]
     n = len(inputs)
-    figure = Canvas(figsize=(1.0 * n + 3.2, 0.55 * n + 1.3), dpi=100).figure
+    # At least as wide as for two inputs, so that the title fits above a single row.
+    figure = Canvas(figsize=(max(1.0 * n + 3.2, 5.2), 0.55 * n + 1.3), dpi=100).figure
     ax = figure.add_axes((0.02, 0.02, 0.96, 0.86))
     ax.set_xlim(-0.6, n + 2.2)
     ax.set_ylim(n - 0.4, -1.2)
