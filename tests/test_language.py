@@ -18,7 +18,7 @@ PACKAGE = Path(lang.__file__).resolve().parent.parent
 ROOT = PACKAGE.parent
 # The keyword arguments through which a notebook hands its own words to a figure builder,
 # which passes them through `translate`.
-CALLER_TEXT_KEYWORDS = {"title", "titles", "xlabel", "ylabel", "colorbar_label"}
+CALLER_TEXT_KEYWORDS = {"title", "titles", "names", "xlabel", "ylabel", "colorbar_label"}
 
 
 def translatable_texts() -> dict[str, str]:

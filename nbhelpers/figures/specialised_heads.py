@@ -91,7 +91,7 @@ def specialised_heads_figure(
                     fontsize=MIN_FONT_PT, color="black" if light[index, i, j] else "white",
                 )  # fmt: skip
     colorbar = figure.colorbar(image, ax=list(axes), fraction=0.03, pad=0.02)
-    colorbar.set_label("attention weight", fontsize=MIN_FONT_PT + 1)
+    colorbar.set_label(tr("attention weight"), fontsize=MIN_FONT_PT + 1)
     colorbar.ax.tick_params(labelsize=MIN_FONT_PT)
     return figure
 

@@ -373,4 +373,7 @@ JA: dict[str, str] = {
     "head": "ヘッド",
     "h = {h} heads of d_head = {d_head}": "h = {h} 個のヘッド、d_head = {d_head}",
     "head {head} of {h} works on features {first}–{last}; its query <b>{query}</b> puts {weight:.2f} on <b>{key}</b>. Parameters: {parameters} for every h.": "ヘッド {head}/{h} は特徴量 {first}–{last} を担当します。クエリ <b>{query}</b> は <b>{key}</b> に {weight:.2f} の重みを置きます。パラメータ数はどの h でも {parameters} です。",
+    "h = 1: its only head": "h = 1：ただ一つのヘッド",
+    "h = 2: head 1": "h = 2：ヘッド 1",
+    "h = 2: head 2": "h = 2：ヘッド 2",
 }
