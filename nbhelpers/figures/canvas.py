@@ -124,6 +124,7 @@ class Blitter:
     def __init__(self, canvas: FigureCanvasAgg):
         self.canvas = canvas
         self.regions: dict[str, object] = {}
+        self._shows = None  # what the whole-figure background of frame() was rendered for
 
     @property
     def ready(self) -> bool:
@@ -146,6 +147,17 @@ class Blitter:
         renderer = self.canvas.get_renderer()
         for artist in artists:
             artist.draw(renderer)
+
+    def frame(self, shows, artists) -> np.ndarray:
+        """The canvas after painting `artists` over the whole-figure background, which is
+        rendered again only when there is none yet or `shows` (whatever the background
+        depends on: labels, colour limits, ...) differs from what it was rendered for."""
+        if not self.ready or self._shows != shows:
+            self.render()
+            self.save("figure")
+            self._shows = shows
+        self.paint("figure", artists)
+        return self.pixels()
 
     def pixels(self) -> np.ndarray:
         """The canvas now, (height, width, 4) RGBA."""

@@ -69,7 +69,6 @@ class DotProductGeometryCanvas(Canvas):
         super().__init__(figsize=figsize, dpi=dpi)
         self.blit = blit
         self._blitter = Blitter(self.canvas)
-        self._background_key: tuple | None = None
         self._limits: tuple | None = None  # (extent, score_limit) of the last draw
         grid = self.figure.add_gridspec(
             1, 2, width_ratios=(1, 1.3), left=0.06, right=0.98, bottom=0.14, top=0.84,
@@ -178,7 +177,7 @@ class DotProductGeometryCanvas(Canvas):
             (title + "\n" if title else "")
             + r"$q\cdot k = |q|\,|k|\,\cos\theta$"
             + f"\n= {q_len:.2f} × {k_len:.2f} × cos({theta:.0f}°)"
-            + f" = {q_len:.2f} × {k_len:.2f} × {_signed(cos)} = {_fmt(score)}"
+            + f" = {q_len:.2f} × {k_len:.2f} × {format_factor(cos)} = {format_number(score)}"
         )
         return self.figure
 
@@ -187,12 +186,7 @@ class DotProductGeometryCanvas(Canvas):
             return super().png()
         # Another render of this figure (savefig, figure_to_png) leaves the canvas without
         # the moving artists, but the saved background stays valid while the limits do.
-        if not self._blitter.ready or self._background_key != self._limits:
-            self._blitter.render()
-            self._blitter.save("figure")
-            self._background_key = self._limits
-        self._blitter.paint("figure", self._moving)
-        return pixels_to_png(self._blitter.pixels())
+        return pixels_to_png(self._blitter.frame(self._limits, self._moving))
 
     def _draw_arrows(self, q, k, q_len, k_len, theta, extent) -> None:
         q_hat = q / q_len
@@ -213,7 +207,7 @@ class DotProductGeometryCanvas(Canvas):
             [offset[0], foot[0] + offset[0]], [offset[1], foot[1] + offset[1]]
         )
         _place(self._projection_label, foot / 2 + side * 0.11 * extent * normal, side * normal)
-        self._projection_label.set_text(rf"$|k|\,\cos\theta$ = {_fmt(float(k @ q_hat))}")
+        self._projection_label.set_text(rf"$|k|\,\cos\theta$ = {format_number(float(k @ q_hat))}")
         for name, vector, length in (("q", q, q_len), ("k", k, k_len)):
             self._arrows[name].xy = tuple(vector)
             self._tip_labels[name].set_position(vector + 0.1 * extent * vector / length)
@@ -247,7 +241,7 @@ class DotProductGeometryCanvas(Canvas):
         self._now_line.set_xdata([theta, theta])
         self._marker.set_data([theta], [score])
         # The value's label beside the marker, towards the middle of the panel.
-        self._marker_label.set_text(f"q·k = {_fmt(score)}")
+        self._marker_label.set_text(f"q·k = {format_number(score)}")
         self._marker_label.xy = (theta, score)
         right, up = theta < 60, score < 0.5 * score_limit
         self._marker_label.set_position((10 if right else -10, 10 if up else -10))
@@ -255,15 +249,15 @@ class DotProductGeometryCanvas(Canvas):
         self._marker_label.set_va("bottom" if up else "top")
 
 
-def _fmt(value: float) -> str:
-    """Two decimals, never "-0.00" (cos 90° is -4e-17 in floating point)."""
-    text = f"{value:.2f}"
-    return text[1:] if text == "-0.00" else text
+def format_number(value: float, digits: int = 2) -> str:
+    """`digits` decimals, never "-0.00" (cos 90° is -4e-17 in floating point)."""
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
-def _signed(value: float) -> str:
+def format_factor(value: float, digits: int = 2) -> str:
     """A factor as written in a product: (-0.34) in brackets, 0.74 bare."""
-    text = _fmt(value)
+    text = format_number(value, digits)
     return f"({text})" if text.startswith("-") else text
 
 

@@ -74,8 +74,7 @@ class EmbeddingCanvas(Canvas):
         self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
         self._shape: tuple[int, int, int] | None = None
         self._blitter = Blitter(self.canvas)
-        self._background: tuple | None = None  # what the saved background shows
-        self._showing: tuple | None = None  # ... and what the figure shows now
+        self._showing: tuple | None = None  # what the background depends on, as drawn now
         # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
         self.canvas.mpl_connect("draw_event", lambda _event: self._blitter.forget())
 
@@ -252,12 +251,7 @@ class EmbeddingCanvas(Canvas):
         """The current figure as PNG bytes, repainting only what a change of tokens moves."""
         if self._shape is None:
             raise RuntimeError("nothing drawn yet: call draw(...) first")
-        if not self._blitter.ready or self._background != self._showing:
-            self._blitter.render()  # everything but the animated artists
-            self._blitter.save("background")
-            self._background = self._showing
-        self._blitter.paint("background", self._changing)
-        return pixels_to_png(self._blitter.pixels()[..., :3])
+        return pixels_to_png(self._blitter.frame(self._showing, self._changing)[..., :3])
 
     def _annotate(self, ax, values, fmt: str, dark_above: float) -> None:
         for i, row in enumerate(self._texts[ax]):

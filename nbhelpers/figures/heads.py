@@ -427,11 +427,7 @@ class HeadGridCanvas(Canvas):
         for artist in self._dynamic:
             artist.set_animated(True)  # left out of the background
         try:
-            if not self._blitter.ready:
-                self._blitter.render()
-                self._blitter.save("figure")
-            self._blitter.paint("figure", self._dynamic)
-            pixels = self._blitter.pixels().copy()
+            pixels = self._blitter.frame(self._static, self._dynamic).copy()
         finally:
             for artist in self._dynamic:
                 artist.set_animated(False)

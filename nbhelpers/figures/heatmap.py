@@ -59,7 +59,6 @@ class HeatmapCanvas(Canvas):
         self._shape: tuple[int, int] | None = None
         self._row_box = None
         self._blitter = Blitter(self.canvas)
-        self._background: tuple | None = None  # what the saved background shows
         # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
         self.canvas.mpl_connect("draw_event", lambda _event: self._blitter.forget())
 
@@ -168,12 +167,7 @@ class HeatmapCanvas(Canvas):
         """The current figure as PNG bytes, repainting only what changes between frames."""
         if self._shape is None:
             raise RuntimeError("nothing drawn yet: call draw(...) first")
-        if not self._blitter.ready or self._background != self._showing:
-            self._blitter.render()  # everything but the animated artists
-            self._blitter.save("background")
-            self._background = self._showing
-        self._blitter.paint("background", self._changing)
-        return pixels_to_png(self._blitter.pixels()[..., :3])
+        return pixels_to_png(self._blitter.frame(self._showing, self._changing)[..., :3])
 
 
 def attention_heatmap(

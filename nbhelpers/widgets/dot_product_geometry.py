@@ -12,6 +12,8 @@ from ..figures.dot_product_geometry import (
     EXTENT_MARGIN,
     DotProductGeometryCanvas,
     check_vector_2d,
+    format_factor,
+    format_number,
 )
 from ..support.language import tr
 from ..support.validation import is_number
@@ -91,11 +93,11 @@ class DotProductGeometryExplorer(FigureExplorer):
         self.readout.value = (
             f"q = ({q[0]:.2f}, {q[1]:.2f}), k = ({k[0]:.2f}, {k[1]:.2f}): "
             "q·k = q<sub>1</sub>k<sub>1</sub> + q<sub>2</sub>k<sub>2</sub> = "
-            f"<b>{_fmt(score)}</b>; "
-            f"|q| |k| cos θ = {q_len:.2f} × {k_len:.2f} × {_signed(cos)} = "
-            f"<b>{_fmt(q_len * k_len * cos)}</b>; "
+            f"<b>{format_number(score, 3)}</b>; "
+            f"|q| |k| cos θ = {q_len:.2f} × {k_len:.2f} × {format_factor(cos, 3)} = "
+            f"<b>{format_number(q_len * k_len * cos, 3)}</b>; "
             + tr("scaled for d<sub>k</sub> = {d_k}", d_k=D_K)
-            + f": q·k / √{D_K} = <b>{_fmt(score / math.sqrt(D_K))}</b>"
+            + f": q·k / √{D_K} = <b>{format_number(score / math.sqrt(D_K), 3)}</b>"
         )
 
     def __repr__(self) -> str:
@@ -105,15 +107,3 @@ class DotProductGeometryExplorer(FigureExplorer):
 def _unit(degrees: float) -> np.ndarray:
     radians = math.radians(degrees)
     return np.array([math.cos(radians), math.sin(radians)])
-
-
-def _fmt(value: float) -> str:
-    """Three decimals, never "-0.000" (cos 90° is 6e-17 in floating point)."""
-    text = f"{value:.3f}"
-    return text[1:] if text == "-0.000" else text
-
-
-def _signed(value: float) -> str:
-    """A factor as written in a product: (-0.259) in brackets, 0.707 bare."""
-    text = _fmt(value)
-    return f"({text})" if text.startswith("-") else text
