@@ -8,7 +8,7 @@ every notebook's kernel at most 600 MiB of peak resident memory after running to
 bottom, so that a 32 GiB hub node holds 30 learners with a notebook open each.
 
     python benchmarks/bench_course.py                    # all notebooks/*.ipynb
-    python benchmarks/bench_course.py notebooks/09_attention_at_scale.ipynb --repeats 3
+    python benchmarks/bench_course.py notebooks/10_attention_at_scale.ipynb --repeats 3
     python benchmarks/bench_course.py --nbval            # also time `pytest --nbval` on them
 """
 

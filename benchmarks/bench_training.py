@@ -1,7 +1,7 @@
 """Time for the small GPT to reach its target: mean KL(true ‖ model) <= 0.01 nats per token.
 
 Trains the course's small model (`nbhelpers.training.corpus_model_config`) on the grammar
-with `nbhelpers.training.train`, as notebook 08 does, and reports the training time (the
+with `nbhelpers.train`, as notebook 08 does, and reports the training time (the
 evaluations excluded, as `train` measures it) at the first evaluation that reaches the
 target, plus the wall-clock time of the whole call. Target on the 2-core CPU: <= 30 s.
 
@@ -28,7 +28,7 @@ TIME_TARGET_S = 30.0
 def load_training():
     try:
         from nbhelpers.corpus import JapaneseGrammar
-        from nbhelpers.training import corpus_model_config, train
+        from nbhelpers.experiments.pretraining import corpus_model_config, train
     except ImportError as error:
         raise SystemExit(
             "bench_training needs nbhelpers.training (train, corpus_model_config) and "

@@ -50,7 +50,7 @@ def _grammar():
 
 def _model():
     from nbhelpers import GPT1
-    from nbhelpers.training import corpus_model_config
+    from nbhelpers.experiments.pretraining import corpus_model_config
 
     torch.manual_seed(0)
     return GPT1(corpus_model_config(_grammar())).eval()

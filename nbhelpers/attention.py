@@ -111,7 +111,7 @@ def fused_attention(
     once already (MultiHeadAttention inside GPT1), with dropout on the weights while
     training (`dropout_p`). No step of it waits for the device.
 
-    Notebook 09.
+    Notebook 10.
     """
     if mask is None:
         return F.scaled_dot_product_attention(Q, K, V, is_causal=is_causal, dropout_p=dropout_p)

@@ -219,7 +219,7 @@ class GPT1(nn.Module):
         """Logits h_n W_eᵀ for every position, or only the last one (all that generation
         needs) when last_only: (..., n, vocab) or (..., vocab). The arguments are checked
         here, once (`validate=False` skips that for a caller that has); `cache` is a
-        KVCache that the new tokens extend (notebook 09)."""
+        KVCache that the new tokens extend (notebook 10)."""
         h = self.hidden_states(ids, mask, cache=cache, validate=validate)
         if last_only:
             h = h[..., -1, :]

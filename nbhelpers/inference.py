@@ -39,7 +39,7 @@ def check_sampling(temperature: float, top_k: int | None, vocab_size: int) -> No
 def filter_logits(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None):
     """logits / T, with every token outside the k largest set to -inf.
 
-    Notebook 08.
+    Notebook 09.
     """
     check_sampling(temperature, top_k, logits.shape[-1])
     logits = logits / temperature
@@ -57,7 +57,7 @@ def next_token_distribution(
     ids: (n,) or (B, n) token ids on the model's device, n <= the context n_ctx. Returns
     (vocab,) or (B, vocab) probabilities. Ties at the k-th largest logit are all kept.
 
-    Notebook 08.
+    Notebook 09.
     """
     check_gpt1(model)
     check_sampling(temperature, top_k, model.config.vocab_size)
@@ -89,7 +89,7 @@ def generate(
     stops once every sentence has. `generator` (a torch.Generator, on any device) makes the
     samples reproducible.
 
-    Notebook 08.
+    Notebook 09.
     """
     check_gpt1(model)
     model.check_ids(ids)  # once: the tokens it adds are the model's own, always in range
@@ -128,7 +128,7 @@ def log_likelihood(model: GPT1, ids: torch.Tensor, pad_id: int | None = None) ->
     ids: (n,) or (B, n); returns a scalar or (B,). Targets equal to pad_id count for nothing.
     Differentiable: -L1 / N is the mean cross-entropy a training step minimises.
 
-    Notebook 08.
+    Notebook 09.
     """
     check_gpt1(model)
     check_token_ids(ids, model.config.vocab_size, model.config.n_ctx)

@@ -49,7 +49,7 @@ class KVCache:
     Pass it to the model, `model(new_ids, cache=cache)`: the new tokens take positions
     length .. length+t-1, and `length` grows by t.
 
-    Notebook 09.
+    Notebook 10.
     """
 
     def __init__(self, model: GPT1, batch: int, capacity: int):
@@ -113,7 +113,7 @@ def generate_without_cache(
     ids (n,) or (B, n); returns (..., n + max_new_tokens), and with return_logits also the
     logits that chose each new token, (..., max_new_tokens, vocab).
 
-    Notebook 09.
+    Notebook 10.
     """
     batch = _check_generation_args(model, ids, max_new_tokens)
     logits = []
@@ -134,7 +134,7 @@ def generate_with_cache(
 
     Same arguments and results as `generate_without_cache`.
 
-    Notebook 09.
+    Notebook 10.
     """
     batch = _check_generation_args(model, ids, max_new_tokens)
     total = batch.shape[-1] + max_new_tokens
@@ -160,7 +160,7 @@ def check_cache_agrees(
 
     Returns the generated tokens.
 
-    Notebook 09.
+    Notebook 10.
     """
     slow, slow_logits = generate_without_cache(model, ids, max_new_tokens, return_logits=True)
     fast, fast_logits = generate_with_cache(model, ids, max_new_tokens, return_logits=True)

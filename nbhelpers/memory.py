@@ -1,7 +1,7 @@
-"""How much memory one attention call holds, for sizes too big to run (notebook 09).
+"""How much memory one attention call holds, for sizes too big to run (notebook 10).
 
 The figures are estimates from tensor sizes (what each implementation must hold at once),
-which notebook 09 compares with measured peaks at sizes the machine can run.
+which notebook 10 compares with measured peaks at sizes the machine can run.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def attention_memory(
     * math kernel: about two (n, n) matrices per head, plus the output;
     * flash: the output and one float32 number per row (its log-sum-exp), no (n, n) matrix.
 
-    Notebook 09.
+    Notebook 10.
     """
     for name, value in (("n", n), ("heads", heads), ("d_k", d_k), ("batch", batch)):
         check_positive_int(name, value)

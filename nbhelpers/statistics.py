@@ -89,7 +89,7 @@ def kl_divergence(true_probs: torch.Tensor, model_probs: torch.Tensor, dim: int 
     and it is infinite where the model gives 0 to a possible token. A 1-D pair gives a
     float; batches give a tensor of the other dims (notebook 08).
 
-    Notebook 08.
+    Notebooks 08 and 09.
     """
     p = torch.as_tensor(true_probs).double()
     q = torch.as_tensor(model_probs).double().to(p.device)

@@ -9,7 +9,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from nbhelpers.deep_stack import (
+from nbhelpers.experiments.deep_stack import (
     MAX_DEPTH,
     VARIANTS,
     block_forward,

@@ -72,10 +72,16 @@ def test_formatting():
 
 
 def test_cpu_threads_restores_the_thread_count():
+    from nbhelpers.support.threads import cpu_threads
+
     before = torch.get_num_threads()
-    with bm.cpu_threads(1):
+    with cpu_threads(1):
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
-    with pytest.raises(ValueError, match="count must be an int >= 1"):
-        with bm.cpu_threads(0):
+    with pytest.raises(ValueError, match="cpu_threads must be a positive int or None"):
+        with cpu_threads(0):
             pass
+    with pytest.raises(RuntimeError, match="inside"):  # restored after an error, too
+        with cpu_threads(1):
+            raise RuntimeError("inside")
+    assert torch.get_num_threads() == before

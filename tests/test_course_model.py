@@ -1,5 +1,5 @@
 """The stored course model (nbhelpers/data/, written by scripts/save_course_model.py) that
-notebook 09 loads, and notebook 09's KV cache figure."""
+notebooks 08-10 load, and notebook 10's KV cache figure."""
 
 import re
 from pathlib import Path
@@ -10,22 +10,22 @@ import torch
 from matplotlib.figure import Figure
 
 from nbhelpers.corpus import JapaneseGrammar
+from nbhelpers.experiments.course_model import (
+    COURSE_MODEL_PATH,
+    course_model_details,
+    load_course_model,
+    load_course_run,
+    save_course_model,
+)
+from nbhelpers.experiments.heldout import evaluate, make_heldout
+from nbhelpers.experiments.pretraining import corpus_model_config
+from nbhelpers.experiments.sampling import sample_sentences
 from nbhelpers.figures.canvas import figure_to_png
 from nbhelpers.figures.kv_cache import kv_cache_figure
 from nbhelpers.gpt1 import GPT1
 from nbhelpers.kv_cache import generate_with_cache, generate_without_cache
-from nbhelpers.training import (
-    COURSE_MODEL_PATH,
-    corpus_model_config,
-    course_model_details,
-    evaluate,
-    load_course_model,
-    make_heldout,
-    sample_sentences,
-    save_course_model,
-)
 
-NOTEBOOK_08 = Path(__file__).resolve().parent.parent / "notebooks/08_next_token_distributions.ipynb"
+NOTEBOOK_08 = Path(__file__).resolve().parent.parent / "notebooks/08_training_gpt1.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +40,26 @@ def model():
 
 def test_the_file_is_small_and_holds_tensors_and_plain_values_only():
     assert COURSE_MODEL_PATH.is_file()
-    assert COURSE_MODEL_PATH.stat().st_size < 400 * 1024
+    assert COURSE_MODEL_PATH.stat().st_size < 1024 * 1024  # the model and 3 checkpoints
     saved = torch.load(COURSE_MODEL_PATH, weights_only=True)  # refuses pickled code
-    assert set(saved) == {"config", "state_dict", "details"}
+    assert set(saved) == {"config", "state_dict", "details", "history", "checkpoints"}
+    assert sorted(saved["checkpoints"]) == [0, 100, 300]  # step 800's weights are the model
+
+
+def test_the_stored_run_is_what_notebook_08_quotes(model, grammar):
+    run = load_course_run()
+    history = run.history
+    assert history.steps == list(range(40, 801, 40))
+    assert sorted(history.checkpoints) == [0, 100, 300, 800]
+    assert history.kl[-1] == run.details["heldout_kl"] < 0.01
+    assert run.details["cpu_capability"] == "DEFAULT"
+    # float64 evaluation of the same weights: the model the notebooks print from
+    assert run.model.W_e.weight.dtype == torch.float64
+    assert torch.equal(run.model.W_e.weight.float(), model.W_e.weight)
+    assert torch.equal(history.checkpoints[800]["W_e.weight"], model.W_e.weight)
+    start = GPT1(model.config)
+    start.load_state_dict(history.checkpoints[0])
+    assert not torch.equal(start.W_e.weight, model.W_e.weight)
 
 
 def test_its_config_is_what_notebook_08_builds(model, grammar):
@@ -63,17 +80,20 @@ def test_it_is_trained_exactly_close_to_the_grammar(model, grammar):
 
 def test_the_recipe_it_records_is_notebook_08s_training_cell(grammar):
     details = course_model_details()
-    source = "\n".join(cell.source for cell in nbformat.read(NOTEBOOK_08, as_version=4).cells)
-    call = re.search(r"history = train\(([^)]*)\)", source)
-    assert call, "notebook 08 has no `history = train(...)` cell"
+    cells = [c.source for c in nbformat.read(NOTEBOOK_08, as_version=4).cells]
+    training = [source for source in cells if "history = train(" in source]
+    assert len(training) == 1, "notebook 08 needs exactly one `history = train(...)` cell"
+    call = re.search(r"history = train\(([^)]*)\)", training[0])
     arguments = dict(re.findall(r"(\w+)=([\w.\-+]+)", call.group(1)))
     for name in ("steps", "batch_size", "lr", "seed"):
         assert float(arguments[name]) == float(details[name]), name
-    heldout = re.search(r"make_heldout\(grammar, n=(\d+), seed=(\d+)\)", source)
+    assert "checkpoints=[0, 100, 300, 800]" in training[0]
+    heldout = re.search(r"make_heldout\(grammar, n=(\d+), seed=(\d+)\)", training[0])
     assert heldout and (int(heldout[1]), int(heldout[2])) == (
         details["heldout_n"],
         details["heldout_seed"],
     )
+    assert "seed_everything(0)" in training[0] and details["init_seed"] == 0
     assert details["entropy_rate"] == pytest.approx(grammar.entropy_rate(), rel=1e-12)
     assert details["heldout_kl"] < 0.01
 
@@ -87,12 +107,14 @@ def test_cached_and_recomputed_generation_agree_on_the_trained_model(model, gram
 
 
 def test_save_and_load_round_trip_and_errors(tmp_path, model):
-    path = save_course_model(model, tmp_path / "m.pt", steps=3, note="test")
+    path = save_course_model(model, path=tmp_path / "m.pt", steps=3, note="test")
     again = load_course_model(path=path)
     assert all(torch.equal(again.state_dict()[k], v) for k, v in model.state_dict().items())
     assert course_model_details(path) == {"steps": 3, "note": "test"}
     with pytest.raises(TypeError, match="steps must be a plain"):
-        save_course_model(model, tmp_path / "x.pt", steps=torch.tensor(3))
+        save_course_model(model, path=tmp_path / "x.pt", steps=torch.tensor(3))
+    with pytest.raises(ValueError, match="holds no training run"):
+        load_course_run(path=path)
     with pytest.raises(FileNotFoundError, match="save_course_model.py"):
         load_course_model(path=tmp_path / "missing.pt")
 

@@ -6,9 +6,7 @@ import matplotlib.text
 import pytest
 import torch
 
-from nbhelpers.figures.canvas import figure_to_png
-from nbhelpers.figures.specialised_heads import accuracy_by_step_figure, specialised_heads_figure
-from nbhelpers.head_specialisation import (
+from nbhelpers.experiments.head_specialisation import (
     HeadShares,
     SubjectPreviousModel,
     accuracy,
@@ -16,6 +14,8 @@ from nbhelpers.head_specialisation import (
     subject_previous_batch,
     train_heads,
 )
+from nbhelpers.figures.canvas import figure_to_png
+from nbhelpers.figures.specialised_heads import accuracy_by_step_figure, specialised_heads_figure
 
 
 @pytest.fixture(scope="module")

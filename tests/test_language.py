@@ -82,6 +82,14 @@ def test_translations_keep_the_placeholders():
     assert not wrong, "\n".join(wrong)
 
 
+def test_translations_keep_the_error_figure_marker():
+    # tests/nbval.cfg finds a check's machine-dependent digits by this marker, in any language.
+    from nbhelpers.support.checks import ERROR_FIGURE
+
+    wrong = [en for en, ja in JA.items() if ERROR_FIGURE in en and ERROR_FIGURE not in ja]
+    assert not wrong, f"translations that lost {ERROR_FIGURE!r}: {wrong}"
+
+
 @pytest.fixture
 def restore_language():
     yield

@@ -1,5 +1,6 @@
-"""nbhelpers' layers: imports only go down, support < formulas < figures and exercises <
-widgets."""
+"""nbhelpers' layers: imports only go down, support < formulas < experiments < figures <
+widgets and exercises; below the figures, nothing imports plotting or widgets; and
+`import nbhelpers` is cheap."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nbhelpers"
-LAYERS = {"support": 0, "formulas": 1, "figures": 2, "exercises": 2, "widgets": 3}
+LAYERS = {
+    "support": 0,
+    "formulas": 1,
+    "experiments": 2,
+    "figures": 3,
+    "widgets": 4,
+    "exercises": 4,
+}
 
 
 def layer_of(module: str) -> str:
@@ -54,6 +62,54 @@ def test_imports_only_go_down_the_layers(name, path):
 
 def test_every_layer_is_a_folder_or_the_top_level():
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
-    # data/ holds files, not code: the small trained model that notebooks 08 and 09 share.
+    # data/ holds files, not code: the small trained model that notebooks 08, 09 and 10 share.
     assert not list((PACKAGE / "data").glob("*.py"))
-    assert folders == {"corpus", "data", "exercises", "figures", "support", "widgets"}
+    assert folders == {
+        "corpus",
+        "data",
+        "exercises",
+        "experiments",
+        "figures",
+        "support",
+        "widgets",
+    }
+
+
+def third_party(path: Path):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            yield node.module.split(".")[0]
+        elif isinstance(node, ast.Import):
+            yield from (a.name.split(".")[0] for a in node.names)
+
+
+@pytest.mark.parametrize(("name", "path"), list(modules()), ids=lambda v: str(v))
+def test_below_the_figures_nothing_imports_plotting_or_widgets(name, path):
+    if name == "nbhelpers" or LAYERS[layer_of(name)] >= LAYERS["figures"]:
+        return
+    drawing = {"matplotlib", "matplotlib_fontja", "ipywidgets"} & set(third_party(path))
+    assert not drawing, f"{name} ({layer_of(name)}) imports {sorted(drawing)}"
+
+
+def test_importing_the_package_and_its_formulas_loads_no_plotting():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, nbhelpers; nbhelpers.attention; nbhelpers.GPT1; nbhelpers.softmax; "
+        "import nbhelpers.multihead, nbhelpers.kv_cache; "
+        "print(sorted(m for m in ('matplotlib', 'ipywidgets') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_a_name_is_imported_on_first_use_and_every_export_resolves():
+    import nbhelpers
+
+    for name in nbhelpers.__all__:
+        assert getattr(nbhelpers, name) is not None, name
+    assert callable(nbhelpers.attention)  # the function, not its module
+    assert "attention" in dir(nbhelpers) and "widgets" in dir(nbhelpers)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        _ = nbhelpers.no_such_name

@@ -13,10 +13,10 @@ from matplotlib.figure import Figure
 import nbhelpers.widgets as explorers
 from nbhelpers import GPT1
 from nbhelpers.corpus import JapaneseGrammar
-from nbhelpers.deep_stack import compare_stacks
+from nbhelpers.experiments.deep_stack import compare_stacks
+from nbhelpers.experiments.pretraining import corpus_model_config
 from nbhelpers.figures import canvas as canvas_module
 from nbhelpers.figures.canvas import DPI, MIN_FONT_PT, Canvas
-from nbhelpers.training import corpus_model_config
 from tensors import seeded_randn
 
 TOKENS = ["犬", "が", "河岸", "を", "歩く"]
@@ -102,7 +102,7 @@ def test_cell_numbers_are_dropped_rather_than_shrunk():
 
 
 def _history():
-    from nbhelpers.training import TrainingHistory
+    from nbhelpers.experiments.pretraining import TrainingHistory
 
     return TrainingHistory(
         entropy_rate=1.0, heldout_true_loss=1.0, steps=[0, 10, 20], seconds=[0, 1, 2],

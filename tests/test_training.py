@@ -8,19 +8,12 @@ from matplotlib.figure import Figure
 from nbhelpers import GPT1, GPT1Config
 from nbhelpers.corpus import JapaneseGrammar
 from nbhelpers.corpus.grammar import RULES, VERBS
+from nbhelpers.experiments.heldout import HeldOut, evaluate, evaluate_by_rule, make_heldout
+from nbhelpers.experiments.pretraining import corpus_model_config, learning_rate, train
+from nbhelpers.experiments.sampling import sample_sentences
 from nbhelpers.figures.canvas import figure_to_png
 from nbhelpers.figures.training import rule_kl_figure, training_figure
 from nbhelpers.statistics import kl_divergence
-from nbhelpers.training import (
-    HeldOut,
-    corpus_model_config,
-    evaluate,
-    evaluate_by_rule,
-    learning_rate,
-    make_heldout,
-    sample_sentences,
-    train,
-)
 
 
 @pytest.fixture(scope="module")

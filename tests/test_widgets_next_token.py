@@ -5,10 +5,10 @@ from matplotlib.figure import Figure
 
 from nbhelpers import GPT1
 from nbhelpers.corpus import JapaneseGrammar
+from nbhelpers.experiments.pretraining import corpus_model_config
 from nbhelpers.figures.next_token import next_token_figure, top_tokens
 from nbhelpers.inference import next_token_distribution
 from nbhelpers.statistics import kl_divergence
-from nbhelpers.training import corpus_model_config
 from nbhelpers.widgets import NextTokenExplorer
 
 

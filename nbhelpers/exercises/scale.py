@@ -1,4 +1,4 @@
-"""Checkers for notebook 09: attention block by block (online softmax) and one cached step."""
+"""Checkers for notebook 10: attention block by block (online softmax) and one cached step."""
 
 from __future__ import annotations
 

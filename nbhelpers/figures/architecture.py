@@ -173,7 +173,7 @@ def gpt1_block_figure() -> Figure:
          ha="center",
          color=EMBEDDING)  # fmt: skip
     arrow(ax, (x, 9.4), (x, 9.7))
-    note(ax, x, 9.85, tr("next-token probabilities: softmax over each row (notebook 08)"),
+    note(ax, x, 9.85, tr("next-token probabilities: softmax over each row (notebook 09)"),
          ha="center")  # fmt: skip
     return figure
 

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from ..deep_stack import StackProfile
+from ..experiments.deep_stack import StackProfile
 from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas

@@ -1,4 +1,4 @@
-"""Notebook 09's KV cache timings: time per generated token with and without the cache, and
+"""Notebook 10's KV cache timings: time per generated token with and without the cache, and
 the speed-up, against the number of tokens generated."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Notebook 09's memory bars: bytes per implementation on a logarithmic axis."""
+"""Notebook 10's memory bars: bytes per implementation on a logarithmic axis."""
 
 from __future__ import annotations
 

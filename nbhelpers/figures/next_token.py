@@ -1,4 +1,4 @@
-"""Notebook 08's bars: a model's next-token distribution beside the grammar's true one."""
+"""Notebook 09's bars: a model's next-token distribution beside the grammar's true one."""
 
 from __future__ import annotations
 

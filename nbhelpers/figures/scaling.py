@@ -1,4 +1,4 @@
-"""Log-log figures: how a quantity grows with a size (d_k in notebook 01, n in notebook 09).
+"""Log-log figures: how a quantity grows with a size (d_k in notebook 01, n in notebook 10).
 
 On log-log axes a power law c·n^p is a straight line of slope p, so dashed guide lines of
 slope 1 (O(n)) and 2 (O(n²)) let the eye read off how each measured curve grows.

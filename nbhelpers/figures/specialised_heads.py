@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from ..head_specialisation import head_shares
+from ..experiments.head_specialisation import head_shares
 from ..support.language import tr, translate
 from .canvas import DPI, MASKED_COLOUR, MIN_FONT_PT, Canvas, annotation_fits, to_numpy
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 from matplotlib.figure import Figure
 
+from ..experiments.pretraining import TrainingHistory
 from ..support.language import tr
-from ..training import TrainingHistory
 from .canvas import Canvas
 
 

@@ -1,4 +1,4 @@
-"""Timing and peak-memory measurements for notebook 09 and the scripts in benchmarks/.
+"""Timing and peak-memory measurements for notebook 10 and the scripts in benchmarks/.
 
 Time: the median of several wall-clock runs (`time.perf_counter`), after warm-up runs, with
 the device synchronised around each run so that a GPU's queued work is counted. A median
@@ -106,24 +106,6 @@ def time_interleaved(
             if round_index >= warmup:
                 runs[name].append(time.perf_counter() - start)
     return {name: Timing(tuple(values)) for name, values in runs.items()}
-
-
-@contextlib.contextmanager
-def cpu_threads(count: int | None):
-    """Run the block with torch using `count` CPU threads (None: leave them), then restore.
-
-    Small matrices gain nothing from a second thread, and on a shared CPU threads that wait
-    for each other can slow every step down many times over.
-    """
-    if count is not None:
-        _check_int_at_least("count", count)
-    previous = torch.get_num_threads()
-    if count is not None:
-        torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def _glibc():

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import torch
 
-from .validation import is_int
+from .validation import check_seed, is_int
 
 
 def seed_everything(seed: int) -> torch.Generator:
@@ -15,8 +15,7 @@ def seed_everything(seed: int) -> torch.Generator:
     generator for code that wants its own stream."""
     if not is_int(seed):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    if not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be in [0, 2**32), got {seed}")
+    check_seed("seed", seed)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device

@@ -269,7 +269,7 @@ JA: dict[str, str] = {
     "residual": "残差接続",
     "logits $h_n W_e^\\top$:  (n, V)": "ロジット $h_n W_e^\\top$:  (n, V)",
     "tied: the same matrix W_e, transposed": "重み共有：同じ行列 W_e を転置して使う",
-    "next-token probabilities: softmax over each row (notebook 08)": "次トークンの確率：各行のソフトマックス（ノートブック 08）",
+    "next-token probabilities: softmax over each row (notebook 09)": "次トークンの確率：各行のソフトマックス（ノートブック 09）",
     "encoder output (m, d_model),\nprojected to K, V in every decoder layer": "エンコーダの出力 (m, d_model)。\nデコーダの各層で K, V に射影される",
     "Transformer (Vaswani et al., 2017): encoder–decoder": "Transformer（Vaswani ら, 2017）：エンコーダ・デコーダ",
     "GPT-1 (Radford et al., 2018): decoder-only": "GPT-1（Radford ら, 2018）：デコーダのみ",

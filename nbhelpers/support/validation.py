@@ -23,6 +23,12 @@ def check_positive_int(name: str, value) -> None:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
+def check_seed(name: str, value) -> None:
+    """A seed for torch's and NumPy's generators: an int in [0, 2**32)."""
+    if not is_int(value) or not 0 <= value < 2**32:
+        raise ValueError(f"{name} must be an int in [0, 2**32), got {value!r}")
+
+
 def check_probability(name: str, value) -> None:
     """A rate in [0, 1), such as a dropout probability."""
     if not is_number(value) or not 0.0 <= value < 1.0:

@@ -1,4 +1,4 @@
-"""Notebook 08's explorer: a model's next-token distribution next to the grammar's true one."""
+"""Notebook 09's explorer: a model's next-token distribution next to the grammar's true one."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import ipywidgets as widgets
 import torch
 
 from ..corpus import EOS, JapaneseGrammar
+from ..experiments.heldout import check_model_fits_grammar
 from ..figures.bars import BarCanvas
 from ..figures.next_token import next_token_figure
 from ..gpt1 import GPT1
 from ..inference import next_token_distribution
 from ..statistics import kl_divergence
 from ..support.language import tr
-from ..training import check_model_fits_grammar
 from .base import FigureExplorer, temperature_slider
 
 EXAMPLE_PREFIXES = ("", "犬 が 河岸 を", "鳥 が", "魚 が 川 を", "猫 が 公園 を 歩く ので")

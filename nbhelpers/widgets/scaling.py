@@ -1,7 +1,7 @@
-"""Notebook 09's explorer: how much memory one attention call needs, for sizes too big to run.
+"""Notebook 10's explorer: how much memory one attention call needs, for sizes too big to run.
 
 The figures are estimates from tensor sizes (what each implementation must hold at once),
-which notebook 09 compares with measured peaks at sizes the machine can run.
+which notebook 10 compares with measured peaks at sizes the machine can run.
 """
 
 from __future__ import annotations

@@ -33,9 +33,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .multihead import MultiHeadAttention, check_divisible
-from .support.benchmarking import cpu_threads as threads_for_cpu
-from .support.validation import check_positive_int, is_int, is_number
+from ..multihead import MultiHeadAttention, check_divisible
+from ..support.threads import check_cpu_threads
+from ..support.threads import cpu_threads as threads_for_cpu
+from ..support.validation import check_positive_int, check_seed, is_int, is_number
 
 # The held-out sequences come from their own stream, the same for every model and seed, so
 # that h = 1 and h = 2 are scored on the same sentences.
@@ -189,6 +190,27 @@ def head_shares(weights: torch.Tensor) -> list[HeadShares]:
     return [HeadShares(float(p), float(f)) for p, f in zip(previous, first, strict=True)]
 
 
+@dataclass(frozen=True)
+class HeadsTask:
+    """The sizes and the training recipe of train_heads, checked once."""
+
+    steps: int = 300
+    vocab_size: int = 64
+    n: int = 8
+    d_model: int = 8
+    hidden: int = 64
+    batch_size: int = 128
+    lr: float = 1e-2
+    eval_size: int = 1000
+    every: int = 25
+
+    def __post_init__(self):
+        for name in ("steps", "eval_size", "every"):
+            check_positive_int(name, getattr(self, name))
+        if not is_number(self.lr) or not self.lr > 0:
+            raise ValueError(f"lr must be a positive number, got {self.lr!r}")
+
+
 @dataclass
 class HeadsResult:
     """What train_heads gives back: the trained model, its accuracy on held-out sequences,
@@ -248,41 +270,32 @@ def train_heads(
     Notebook 05.
     """
     check_positive_int("num_heads", num_heads)
-    for name, value in (("steps", steps), ("eval_size", eval_size), ("every", every)):
-        check_positive_int(name, value)
-    if not is_int(seed) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be an int in [0, 2**32), got {seed!r}")
-    if not is_number(lr) or not lr > 0:
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
-    if cpu_threads is not None and (not is_int(cpu_threads) or cpu_threads < 1):
-        raise ValueError(f"cpu_threads must be a positive int or None, got {cpu_threads!r}")
+    check_cpu_threads(cpu_threads)
+    task = HeadsTask(steps, vocab_size, n, d_model, hidden, batch_size, lr, eval_size, every)
+    check_seed("seed", seed)
     with threads_for_cpu(cpu_threads):
-        return _train(
-            num_heads, seed, steps, vocab_size, n, d_model, hidden, batch_size, lr, eval_size, every
-        )
+        return _train(num_heads, seed, task)
 
 
-def _train(
-    num_heads, seed, steps, vocab_size, n, d_model, hidden, batch_size, lr, eval_size, every
-) -> HeadsResult:
+def _train(num_heads: int, seed: int, task: HeadsTask) -> HeadsResult:
     start = time.perf_counter()
     eval_tokens, eval_targets = subject_previous_batch(
-        eval_size, n, vocab_size, torch.Generator().manual_seed(EVAL_SEED)
+        task.eval_size, task.n, task.vocab_size, torch.Generator().manual_seed(EVAL_SEED)
     )
     data = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):  # the notebook's own RNG stream stays untouched
         torch.manual_seed(seed)
-        model = SubjectPreviousModel(vocab_size, n, d_model, num_heads, hidden)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+        model = SubjectPreviousModel(task.vocab_size, task.n, task.d_model, num_heads, task.hidden)
+    optimizer = torch.optim.Adam(model.parameters(), lr=task.lr)
     history_steps, history_accuracy = [0], [accuracy(model, eval_tokens, eval_targets).both]
-    for step in range(1, steps + 1):
-        tokens, targets = subject_previous_batch(batch_size, n, vocab_size, data)
+    for step in range(1, task.steps + 1):
+        tokens, targets = subject_previous_batch(task.batch_size, task.n, task.vocab_size, data)
         logits = model(tokens)[:, 1:]  # position 0 has no previous token: no target
-        loss = F.cross_entropy(logits.reshape(-1, vocab_size), targets.reshape(-1))
+        loss = F.cross_entropy(logits.reshape(-1, task.vocab_size), targets.reshape(-1))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        if step % every == 0 or step == steps:
+        if step % task.every == 0 or step == task.steps:
             history_steps.append(step)
             history_accuracy.append(accuracy(model, eval_tokens, eval_targets).both)
     model.eval()
@@ -293,7 +306,7 @@ def _train(
         accuracy=accuracy(model, eval_tokens, eval_targets),
         weights=weights.mean(0),
         seconds=time.perf_counter() - start,  # all of it, the progress checks included
-        steps=steps,
+        steps=task.steps,
         history_steps=history_steps,
         history_accuracy=history_accuracy,
     )

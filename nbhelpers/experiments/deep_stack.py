@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .gpt1 import GPT1Block
-from .multihead import check_divisible
-from .support.validation import check_positive_int, is_int, is_number
+from ..gpt1 import GPT1Block
+from ..multihead import check_divisible
+from ..support.validation import check_positive_int, check_seed, is_number
 
 # A seconds-long CPU run; deeper, the plain stack's numbers (about 1e-4 lost per block at
 # d_model = 32) would also leave even float64's range.
@@ -108,8 +108,7 @@ def check_stack_sizes(depth, d_model, n_heads, n_tokens, batch, seed) -> None:
     for name, value in (("n_tokens", n_tokens), ("batch", batch)):
         check_positive_int(name, value)
     check_divisible(d_model, n_heads)
-    if not is_int(seed) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be an int in [0, 2**32), got {seed!r}")
+    check_seed("seed", seed)
 
 
 def deep_stack(
