@@ -30,6 +30,7 @@ from .attention import attention  # noqa: F401  (in __all__)
 _MODULES = {
     "attention": ["SelfAttention", "scaled_dot_product_attention", "similarity_scores", "softmax"],
     "corpus": ["JapaneseGrammar", "Tokenizer"],
+    "example": ["running_example"],
     "figures": [
         "AttentionStepCanvas",
         "EmbeddingCanvas",

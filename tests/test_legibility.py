@@ -155,6 +155,9 @@ def _builders():
         "loglog_figure": lambda: figures.loglog_figure(
             {"time": ([128, 256, 512], [1.0, 4.0, 16.0])}, ylabel="seconds"
         ),
+        "mask_steps_figure": lambda: figures.mask_steps_figure(
+            randn(5, 5), torch.full((5, 5), float("-inf")).triu(1), TOKENS
+        ),
         "next_token_figure": lambda: figures.next_token_figure(
             torch.tensor([0.5, 0.3, 0.2]), torch.tensor([0.6, 0.2, 0.2]), ["a", "b", "c"]
         ),

@@ -15,6 +15,7 @@ from .embedding import EmbeddingCanvas, embedding_figure
 from .heads import HeadGridCanvas, head_grid_figure
 from .heatmap import HeatmapCanvas, attention_heatmap, attention_heatmaps
 from .kv_cache import kv_cache_figure
+from .mask_steps import mask_steps_figure
 from .memory import MemoryBarsCanvas
 from .next_token import next_token_figure
 from .scaling import against_dk_figure, loglog_figure
@@ -48,6 +49,7 @@ __all__ = [
     "head_grid_figure",
     "kv_cache_figure",
     "loglog_figure",
+    "mask_steps_figure",
     "next_token_figure",
     "rule_kl_figure",
     "shape_flow_figure",

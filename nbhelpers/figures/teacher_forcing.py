@@ -14,8 +14,9 @@ from .canvas import MASKED_COLOUR, Canvas
 
 
 def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -> Figure:
-    """Row i: the tokens position i may attend to (1 .. i, coloured) and those the mask
-    hides (greyed, ×), then the token it is trained to predict, token i + 1. All rows are
+    """Row i: the tokens position i may attend to (0 .. i, coloured) and those the mask
+    hides (greyed, ×), then the token it is trained to predict, token i + 1. Positions are
+    counted from 0, as in the code. All rows are
     one forward pass: the true sentence is the input, shifted by one it is the target."""
     tokens = [str(t) for t in tokens]
     if len(tokens) < 2:
@@ -31,9 +32,7 @@ def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -
     ax.set_ylim(n - 0.4, -1.2)
     ax.axis("off")
     for j in range(n):
-        ax.text(
-            j, -0.85, tr("key {j}", j=j + 1), ha="center", va="center", fontsize=9, color="#555555"
-        )
+        ax.text(j, -0.85, tr("key {j}", j=j), ha="center", va="center", fontsize=9, color="#555555")
     ax.text(n + 1.1, -0.85, tr("trained to predict"), ha="center", va="center", fontsize=9,
             color="#555555")  # fmt: skip
     for i in range(n):
@@ -47,7 +46,7 @@ def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -
         ax.annotate("", (n + 0.55, i), (n - 0.4, i), arrowprops={"arrowstyle": "->"})
         ax.text(n + 1.1, i, targets[i], ha="center", va="center", fontsize=12,
                 color=SERIES_COLOURS[3])  # fmt: skip
-        ax.text(-0.55, i, f"{i + 1}", ha="right", va="center", fontsize=9, color="#555555")
+        ax.text(-0.55, i, f"{i}", ha="right", va="center", fontsize=9, color="#555555")
     default = tr("One forward pass, every position at once, each under the mask")
     figure.suptitle(translate(title) or default, fontsize=11)
     return figure

@@ -33,13 +33,20 @@ class WeightedAverageExplorer(FigureExplorer):
             raise ValueError(f"query must be a row of Q in [0, {self.Q.shape[0]}), got {query}")
         self.temperature = temperature_slider(temperature, low=0.1)
         self.query = widgets.Dropdown(
-            options=[(tr("query {number}", number=i + 1), i) for i in range(self.Q.shape[0])],
+            options=[(self._query_label(i), i) for i in range(self.Q.shape[0])],
             value=query,
             description=tr("query"),
         )
         self.canvas = WeightedAverageCanvas()
         super().__init__([self.query, self.temperature])
         self.redraw()
+
+    def _query_label(self, i: int) -> str:
+        """Query i, counted from 0 as everywhere in the course, with its token when the
+        queries are the tokens' own (self-attention)."""
+        if self.Q.shape[0] == len(self.tokens):
+            return tr("query {i}: {token}", i=i, token=self.tokens[i])
+        return tr("query {i}", i=i)
 
     @classmethod
     def demo(cls) -> WeightedAverageExplorer:
@@ -64,8 +71,8 @@ class WeightedAverageExplorer(FigureExplorer):
             weights,
             self.tokens,
             title=tr(
-                "$o_i$ for query {number}, T = {temperature:g}",
-                number=self.query.value + 1,
+                "$o_i$ for {query}, T = {temperature:g}",
+                query=self._query_label(self.query.value),
                 temperature=T,
             ),
         )
