@@ -1,8 +1,9 @@
 """pytest set-up shared by the unit tests and nbval.
 
 With `--rerun-offline` (as `make nbval` runs it), nbval blocks socket connections in every
-kernel, and executes each course notebook (notebooks/) twice in one kernel, comparing both
-passes with the stored outputs (the solutions, once):
+kernel, checks the layout of every figure a notebook shows (no overlapping or clipped
+texts, in any language), and executes each course notebook (notebooks/) twice in one
+kernel, comparing both passes with the stored outputs (the solutions, once):
 learners rerun cells all the time, so a second pass must print the same checked outputs and
 leave no stale explorer open; the blocked network proves the course needs none at run time.
 One kernel does what used to take a second, separate execution of every notebook.
@@ -10,6 +11,7 @@ One kernel does what used to take a second, separate execution of every notebook
 
 import copy
 from collections import defaultdict
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -29,6 +31,28 @@ try:
     raise AssertionError("the network block does not work")
 except OSError as _error:
     assert "blocked" in str(_error)
+"""
+
+# Every figure a notebook shows must be laid out cleanly, in every language: no two texts
+# overlapping, none sticking out of the figure (tests/layout.py). show_figure is wrapped
+# before the notebook imports it.
+CHECK_FIGURE_LAYOUT = f"""\
+import sys as _sys
+_sys.path.insert(0, {str(Path(__file__).resolve().parent / "tests")!r})
+import nbhelpers as _nbhelpers
+import nbhelpers.figures as _figures
+import nbhelpers.figures.canvas as _canvas
+from layout import layout_problems as _layout_problems
+
+_show_figure = _canvas.show_figure
+
+def _checked_show_figure(figure):
+    _problems = _layout_problems(figure)
+    _name = figure.get_suptitle() or (figure.axes[0].get_title() if figure.axes else "")
+    assert not _problems, f"figure {{_name!r}}: {{_problems}}"
+    return _show_figure(figure)
+
+_canvas.show_figure = _figures.show_figure = _nbhelpers.show_figure = _checked_show_figure
 """
 
 # An explorer that is still open holds a comm; rerunning its cell must close the old one.
@@ -80,7 +104,11 @@ def pytest_collection_modifyitems(config, items):
         else:
             rerun.append(item)
     for notebook, cells in by_notebook.items():
-        rerun += [injected(notebook, "block the network", BLOCK_NETWORK), *cells]
+        rerun += [
+            injected(notebook, "block the network", BLOCK_NETWORK),
+            injected(notebook, "check figure layout", CHECK_FIGURE_LAYOUT),
+            *cells,
+        ]
         if notebook.fspath.dirpath().basename != "notebooks":
             # solutions/ hold no explorer and no state worth a second pass; the Japanese
             # editions (notebooks/ja/) run the English code, whose second pass is tested.

@@ -2,7 +2,7 @@
 
     h_0 = U W_e + W_p                      (U: one-hot rows of the tokens; a lookup in practice)
     h_l = block(h_{l-1}),  l = 1 .. n
-    P(u) = softmax(h_n W_eᵀ)               (the output matrix *is* the embedding matrix)
+    P(u) = softmax(h_L W_eᵀ)               (the output matrix *is* the embedding matrix)
 
 A block is masked multi-head self-attention and a position-wise feed-forward layer, each
 followed by a residual connection and then LayerNorm (post-LN, as in GPT-1).
@@ -192,7 +192,7 @@ class GPT1(nn.Module):
         cache=None,
         validate: bool = True,
     ) -> torch.Tensor:
-        """h_n: the last block's output, (..., n, d_model). With a KVCache, ids are the
+        """h_L: the last block's output, (..., n, d_model). With a KVCache, ids are the
         tokens after the cache's `length` positions, and the cache is extended by them."""
         start = 0 if cache is None else cache.length
         if validate:
@@ -216,7 +216,7 @@ class GPT1(nn.Module):
         cache=None,
         validate: bool = True,
     ) -> torch.Tensor:
-        """Logits h_n W_eᵀ for every position, or only the last one (all that generation
+        """Logits h_L W_eᵀ for every position, or only the last one (all that generation
         needs) when last_only: (..., n, vocab) or (..., vocab). The arguments are checked
         here, once (`validate=False` skips that for a caller that has); `cache` is a
         KVCache that the new tokens extend (notebook 10)."""

@@ -1,6 +1,6 @@
 """Using a trained GPT: next-token distributions, generation, and the log-likelihood L1.
 
-    P(u | context) = softmax(h_n W_eᵀ / T)   over the vocabulary, from the last position only
+    P(u | context) = softmax(h_L W_eᵀ / T)   over the vocabulary, from the last position only
     L1(U) = Σ_i log P(u_i | u_{i-k} .. u_{i-1})
 
 Temperature T must be > 0: as T -> 0 the softmax tends to a one-hot on the argmax, but T = 0

@@ -1,6 +1,6 @@
 """Greedy generation for GPT1, without and with a key/value cache.
 
-Generating token t+1 needs the last row of h_n only, and with a causal mask the keys and
+Generating token t+1 needs the last row of h_L only, and with a causal mask the keys and
 values of positions 0..t never change once computed: a later token cannot alter them. So
 
   * without a cache, every step runs the whole model on all tokens so far: step t costs

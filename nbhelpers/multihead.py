@@ -33,27 +33,27 @@ def head_counts(d_model: int) -> list[int]:
     return [h for h in range(1, d_model + 1) if d_model % h == 0]
 
 
-def check_divisible(d_model: int, num_heads: int) -> None:
-    """d_model must split into num_heads equal slices; say which head counts would work."""
+def check_divisible(d_model: int, n_heads: int) -> None:
+    """d_model must split into n_heads equal slices; say which head counts would work."""
     check_positive_int("d_model", d_model)
-    check_positive_int("num_heads", num_heads)
-    if d_model % num_heads:
+    check_positive_int("n_heads", n_heads)
+    if d_model % n_heads:
         raise ValueError(
-            f"d_model={d_model} is not divisible by num_heads={num_heads} "
-            f"({d_model} / {num_heads} = {d_model / num_heads:.4g} features per head); "
+            f"d_model={d_model} is not divisible by n_heads={n_heads} "
+            f"({d_model} / {n_heads} = {d_model / n_heads:.4g} features per head); "
             f"head counts that work: {head_counts(d_model)}"
         )
 
 
-def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     """(..., n, d_model) -> (..., h, n, d_head): each head gets its own slice of features.
 
     Notebook 05.
     """
     check_float_tensor("x", x)
-    check_divisible(x.shape[-1], num_heads)
+    check_divisible(x.shape[-1], n_heads)
     *batch, n, d_model = x.shape
-    return x.view(*batch, n, num_heads, d_model // num_heads).transpose(-3, -2)
+    return x.view(*batch, n, n_heads, d_model // n_heads).transpose(-3, -2)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
@@ -72,7 +72,7 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head self-attention over x (..., n, d_model), d_head = d_model / num_heads.
+    """Multi-head self-attention over x (..., n, d_model), d_head = d_model / n_heads.
 
     `mask` is additive (0 allowed, -inf blocked) and may be shared, (n, n); per sentence,
     (B, n|1, n) with x (B, n, d_model), e.g. a padding_mask; or per head, (B, h|1, n|1, n).
@@ -85,20 +85,20 @@ class MultiHeadAttention(nn.Module):
     def __init__(
         self,
         d_model: int,
-        num_heads: int,
+        n_heads: int,
         causal: bool = False,
         bias: bool = True,
         dropout: float = 0.0,
     ):
         super().__init__()
-        check_divisible(d_model, num_heads)
+        check_divisible(d_model, n_heads)
         for name, value in (("causal", causal), ("bias", bias)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be True or False, got {value!r}")
         check_probability("dropout", dropout)
-        self.d_model, self.num_heads, self.causal = d_model, num_heads, causal
+        self.d_model, self.n_heads, self.causal = d_model, n_heads, causal
         self.dropout = dropout  # on the attention weights while training, as in GPT-1
-        self.d_head = d_model // num_heads
+        self.d_head = d_model // n_heads
         self.W_Q = nn.Linear(d_model, d_model, bias=bias)
         self.W_K = nn.Linear(d_model, d_model, bias=bias)
         self.W_V = nn.Linear(d_model, d_model, bias=bias)
@@ -126,9 +126,9 @@ class MultiHeadAttention(nn.Module):
             self.check_input(x)
         keys = start + x.shape[-2]
         mask = self.per_head(x, mask, keys, validate)
-        q = split_heads(self.W_Q(x), self.num_heads)  # (..., h, n, d_head)
-        k = split_heads(self.W_K(x), self.num_heads)
-        v = split_heads(self.W_V(x), self.num_heads)
+        q = split_heads(self.W_Q(x), self.n_heads)  # (..., h, n, d_head)
+        k = split_heads(self.W_K(x), self.n_heads)
+        v = split_heads(self.W_V(x), self.n_heads)
         if cache is not None:
             k, v = cache.store(start, k, v)  # every position so far: (..., h, m, d_head)
         n, m = q.shape[-2], k.shape[-2]
@@ -160,7 +160,7 @@ class MultiHeadAttention(nn.Module):
             mask = mask.unsqueeze(-3)  # (B, n|1, m) -> (B, 1, n|1, m): same for every head
         if validate:
             n = x.shape[-2]
-            scores_shape = (*x.shape[:-2], self.num_heads, n, keys)
+            scores_shape = (*x.shape[:-2], self.n_heads, n, keys)
             try:
                 check_additive_mask(mask, scores_shape, x.device)
             except ValueError as error:
@@ -191,6 +191,6 @@ class MultiHeadAttention(nn.Module):
 
     def extra_repr(self) -> str:
         return (
-            f"d_model={self.d_model}, num_heads={self.num_heads}, d_head={self.d_head}, "
+            f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}, "
             f"causal={self.causal}" + (f", dropout={self.dropout}" if self.dropout else "")
         )

@@ -218,7 +218,7 @@ def test_with_wider_weights_only_layernorm_keeps_the_residual_stream_in_scale():
         ({"depth": True}, ValueError, "depth must be a positive int, got True"),
         ({"depth": 2.0}, ValueError, "depth must be a positive int, got 2.0"),
         ({"depth": MAX_DEPTH + 1}, ValueError, f"depth must be at most {MAX_DEPTH}"),
-        ({"d_model": 30, "n_heads": 4}, ValueError, "d_model=30 is not divisible by num_heads=4"),
+        ({"d_model": 30, "n_heads": 4}, ValueError, "d_model=30 is not divisible by n_heads=4"),
         ({"n_tokens": 0}, ValueError, "n_tokens must be a positive int"),
         ({"batch": -1}, ValueError, "batch must be a positive int"),
         ({"seed": -1}, ValueError, r"seed must be an int in \[0, 2\*\*32\)"),

@@ -77,11 +77,11 @@ CASES = [
     ("padding_mask float lengths", lambda o: nb.padding_mask([2.5], 5), "lengths"),
     ("padding_mask n", lambda o: nb.padding_mask([1], 0), "n"),
     # multi-head
-    ("MHA heads do not divide", lambda o: nb.MultiHeadAttention(12, 5), "num_heads=5"),
-    ("MHA zero heads", lambda o: nb.MultiHeadAttention(8, 0), "num_heads"),
+    ("MHA heads do not divide", lambda o: nb.MultiHeadAttention(12, 5), "n_heads=5"),
+    ("MHA zero heads", lambda o: nb.MultiHeadAttention(8, 0), "n_heads"),
     ("MHA x width", lambda o: o.mha(torch.randn(4, 6)), "d_model"),
     ("MHA mask shape", lambda o: o.mha(o.x, mask=torch.zeros(3, 3)), "mask"),
-    ("split_heads divisibility", lambda o: nb.split_heads(o.x, 3), "num_heads=3"),
+    ("split_heads divisibility", lambda o: nb.split_heads(o.x, 3), "n_heads=3"),
     ("merge_heads rank", lambda o: nb.merge_heads(o.x), "x"),
     # GPT-1
     ("config heads", lambda o: nb.GPT1Config(vocab_size=10, d_model=10, n_heads=4), "n_heads"),

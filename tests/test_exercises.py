@@ -330,9 +330,9 @@ def test_merge_heads_mistakes(answer, hint):
 
 def multi_head_class(scale_by="d_head", use_output=True, transpose=True, split=True):
     class Answer(nn.Module):
-        def __init__(self, d_model, num_heads):
+        def __init__(self, d_model, n_heads):
             super().__init__()
-            self.h = num_heads
+            self.h = n_heads
             self.W_Q, self.W_K, self.W_V, self.W_O = (nn.Linear(d_model, d_model) for _ in range(4))
 
         def forward(self, x):

@@ -106,8 +106,8 @@ def test_head_shares_measures_known_patterns():
         (lambda: head_shares(torch.ones(1, 2, 2) / 2), ValueError, "n >= 3"),
         (lambda: head_shares(torch.ones(1, 4, 4, dtype=torch.int64)), TypeError, "floating"),
         (lambda: head_shares([[0.5, 0.5]]), TypeError, "got list"),
-        (lambda: train_heads(0), ValueError, "num_heads must be a positive int"),
-        (lambda: train_heads(3), ValueError, "d_model=8 is not divisible by num_heads=3"),
+        (lambda: train_heads(0), ValueError, "n_heads must be a positive int"),
+        (lambda: train_heads(3), ValueError, "d_model=8 is not divisible by n_heads=3"),
         (lambda: train_heads(2, lr=0), ValueError, "lr must be a positive number"),
         (lambda: train_heads(2, steps=0), ValueError, "steps must be a positive int"),
         (lambda: train_heads(2, seed=-1), ValueError, r"seed must be an int in \[0, 2\*\*32\)"),
@@ -138,7 +138,7 @@ def _texts(figure):
 
 def test_the_maps_figure_is_sharp_legible_and_titled_with_the_measured_shares(trained):
     maps = torch.cat([trained[1].weights, trained[2].weights])
-    figure = specialised_heads_figure(maps, ["h = 1", "h = 2: head 1", "h = 2: head 2"])
+    figure = specialised_heads_figure(maps, ["n_h = 1", "n_h = 2: head 0", "n_h = 2: head 1"])
     png = figure_to_png(figure)
     assert figure.dpi >= 100 and png.startswith(b"\x89PNG")
     assert all(t.get_fontsize() >= 9 for t in _texts(figure))

@@ -1,5 +1,7 @@
-"""Every figure the course shows is sharp and legible: at least DPI dots per inch and no
-text below MIN_FONT_PT, in the pure figure builders and in every explorer's canvas."""
+"""Every figure the course shows is sharp and legible: at least DPI dots per inch, no text
+below MIN_FONT_PT, and no text overlapping another or sticking out of the figure (in English
+and in Japanese), in the pure figure builders and in every explorer's canvas. The figures the
+notebooks themselves show are checked the same way while nbval runs them (conftest.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import torch
 from matplotlib.figure import Figure
 
 import nbhelpers.widgets as explorers
+from layout import layout_problems
 from nbhelpers import GPT1
 from nbhelpers.corpus import JapaneseGrammar
 from nbhelpers.experiments.deep_stack import compare_stacks
@@ -186,3 +189,41 @@ def test_figure_builders_are_sharp_and_legible(name):
     figure = _builders()[name]()
     canvas_module.figure_to_png(figure)  # lays the figure out as it is shown
     assert not illegible(figure), illegible(figure)
+
+
+@pytest.fixture(params=["en", "ja"])
+def in_each_language(request):
+    from nbhelpers.support import language
+
+    language.set_language(request.param)
+    yield request.param
+    language.set_language(None)
+
+
+@pytest.mark.parametrize("name", sorted(_builders()))
+def test_figure_builders_have_no_overlapping_or_clipped_text(name, in_each_language):
+    assert not layout_problems(_builders()[name]())
+
+
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_explorer_figures_have_no_overlapping_or_clipped_text(name, model, in_each_language):
+    explorer = EXPLORERS[name](model)
+    try:
+        explorer.png()
+        for canvas in canvases(explorer):
+            assert not layout_problems(canvas.figure)
+    finally:
+        explorer.close()
+
+
+def test_the_layout_check_catches_overlaps_and_clipping():
+    figure = Canvas(figsize=(3, 2)).figure
+    figure.text(0.5, 0.5, "0.24")
+    figure.text(0.51, 0.5, "0.25")  # two bar labels drawn on top of each other
+    figure.text(0.98, 0.1, "sticks out of the figure")
+    problems = layout_problems(figure)
+    assert "overlap: '0.24' and '0.25'" in problems
+    assert "clipped: 'sticks out of the figure'" in problems
+    clean = Canvas(figsize=(3, 2)).figure
+    clean.text(0.1, 0.5, "fits")
+    assert layout_problems(clean) == []

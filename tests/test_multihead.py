@@ -20,7 +20,7 @@ def test_split_then_merge_is_the_identity_and_shapes_are_as_documented():
     x = randn(2, 5, 12)
     heads = split_heads(x, 3)
     assert heads.shape == (2, 3, 5, 4)
-    assert torch.equal(heads[:, 1], x[..., 4:8])  # head 2 owns features 4..7
+    assert torch.equal(heads[:, 1], x[..., 4:8])  # head 1 (from 0) owns features 4..7
     assert torch.equal(merge_heads(heads), x)
 
 
@@ -33,7 +33,7 @@ def loop_over_heads(module, x, mask=None):
     """Each head separately, with its own slice of the projections, then Concat and W_O."""
     d = module.d_head
     heads = []
-    for i in range(module.num_heads):
+    for i in range(module.n_heads):
         rows = slice(i * d, (i + 1) * d)
         q = x @ module.W_Q.weight[rows].T + module.W_Q.bias[rows]
         k = x @ module.W_K.weight[rows].T + module.W_K.bias[rows]
@@ -42,10 +42,10 @@ def loop_over_heads(module, x, mask=None):
     return module.W_O(torch.cat(heads, dim=-1))
 
 
-@pytest.mark.parametrize("num_heads", [1, 2, 4, 8])
+@pytest.mark.parametrize("n_heads", [1, 2, 4, 8])
 @pytest.mark.parametrize("causal", [False, True])
-def test_fused_equals_a_loop_over_separate_heads(num_heads, causal):
-    module = MultiHeadAttention(8, num_heads, causal=causal)
+def test_fused_equals_a_loop_over_separate_heads(n_heads, causal):
+    module = MultiHeadAttention(8, n_heads, causal=causal)
     x = randn(5, 8)
     with torch.no_grad():
         fused = module(x)
@@ -54,7 +54,7 @@ def test_fused_equals_a_loop_over_separate_heads(num_heads, causal):
 
 
 def copy_to_torch(module):
-    reference = nn.MultiheadAttention(module.d_model, module.num_heads, batch_first=True)
+    reference = nn.MultiheadAttention(module.d_model, module.n_heads, batch_first=True)
     with torch.no_grad():
         reference.in_proj_weight.copy_(
             torch.cat([module.W_Q.weight, module.W_K.weight, module.W_V.weight])
@@ -65,9 +65,9 @@ def copy_to_torch(module):
     return reference.eval()
 
 
-@pytest.mark.parametrize("num_heads", [1, 2, 4])
-def test_equals_nn_multihead_attention_with_copied_weights(num_heads):
-    module = MultiHeadAttention(8, num_heads, causal=True).eval()
+@pytest.mark.parametrize("n_heads", [1, 2, 4])
+def test_equals_nn_multihead_attention_with_copied_weights(n_heads):
+    module = MultiHeadAttention(8, n_heads, causal=True).eval()
     reference = copy_to_torch(module)
     x = randn(3, 5, 8)
     blocked = torch.ones(5, 5, dtype=torch.bool).triu(1)  # nn.MultiheadAttention: True = blocked
@@ -126,15 +126,15 @@ def test_float16_input_with_a_float32_mask_works():
         (
             lambda: MultiHeadAttention(10, 4),
             ValueError,
-            r"d_model=10.*num_heads=4.*\[1, 2, 5, 10\]",
+            r"d_model=10.*n_heads=4.*\[1, 2, 5, 10\]",
         ),
         (
             lambda: split_heads(randn(3, 10), 3),
             ValueError,
-            r"d_model=10.*num_heads=3.*\[1, 2, 5, 10\]",
+            r"d_model=10.*n_heads=3.*\[1, 2, 5, 10\]",
         ),
-        (lambda: MultiHeadAttention(8, 0), ValueError, "num_heads must be a positive int, got 0"),
-        (lambda: MultiHeadAttention(8, 2.0), ValueError, "num_heads must be a positive int"),
+        (lambda: MultiHeadAttention(8, 0), ValueError, "n_heads must be a positive int, got 0"),
+        (lambda: MultiHeadAttention(8, 2.0), ValueError, "n_heads must be a positive int"),
         (lambda: MultiHeadAttention(8, 2, causal=1), TypeError, "causal must be True or False"),
         (lambda: head_counts(0), ValueError, "d_model must be a positive int, got 0"),
         (lambda: merge_heads(randn(4, 8)), ValueError, r"at least 3 dimensions.*\(4, 8\)"),

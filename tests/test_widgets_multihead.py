@@ -49,7 +49,7 @@ def test_selecting_a_head_redraws_without_rebuilding():
     explorer.head.value = 2
     assert explorer.png() != before
     assert explorer.canvas is canvas and canvas.head_axes == axes  # the same artists
-    assert "head 3 of 4" in explorer.readout.value
+    assert "head 2 (of 4, counted from 0)" in explorer.readout.value
 
 
 def test_the_figures_numbers_are_the_modules():
@@ -69,7 +69,7 @@ def test_every_head_count_shares_the_same_parameters():
     w1 = explorer.module(1).W_Q.weight
     w8 = explorer.module(8).W_Q.weight
     assert torch.equal(w1, w8)
-    assert "Parameters: 288 for every h" in explorer.readout.value
+    assert "Parameters: 288 for every n_h" in explorer.readout.value
 
 
 def test_a_given_module_is_used():
@@ -87,7 +87,7 @@ def test_repr_is_short_and_stable():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"num_heads": 3}, r"num_heads=3 does not divide d_model=8.*\[1, 2, 4, 8\]"),
+        ({"n_heads": 3}, r"n_heads=3 does not divide d_model=8.*\[1, 2, 4, 8\]"),
         ({"x": torch.zeros(4, 8)}, r"x must be \(n, d_model\) with n=5 tokens, got shape \(4, 8\)"),
         ({"module": MultiHeadAttention(4, 1)}, "d_model=8"),
     ],

@@ -472,7 +472,7 @@ def diagonal_masked(scores, V):
 
 
 def check_split_heads(fn) -> CheckResult:
-    """fn(x, num_heads) must map (..., n, d_model) to (..., h, n, d_head)."""
+    """fn(x, n_heads) must map (..., n, d_model) to (..., h, n, d_head)."""
     check_function("fn", fn)
     g = seeded(6)
     cases = []
@@ -486,7 +486,7 @@ def check_split_heads(fn) -> CheckResult:
         cases.append(
             Case(
                 name,
-                shapes(x=x) + f", num_heads = {h}",
+                shapes(x=x) + f", n_heads = {h}",
                 lambda f, x=x, h=h: f(x, h),
                 x.unflatten(-1, (h, d // h)).transpose(-3, -2),
                 atol=0.0,
@@ -566,7 +566,7 @@ def check_merge_heads(fn) -> CheckResult:
 
 
 def check_multi_head_attention(cls) -> CheckResult:
-    """cls(d_model, num_heads) has W_Q, W_K, W_V, W_O (each nn.Linear(d_model, d_model)) and
+    """cls(d_model, n_heads) has W_Q, W_K, W_V, W_O (each nn.Linear(d_model, d_model)) and
     forward(x) is unmasked multi-head self-attention. The reference is nn.MultiheadAttention
     with the answer's weights copied in."""
     check_class("cls", cls)
@@ -599,7 +599,7 @@ def check_multi_head_attention(cls) -> CheckResult:
                 mistakes = multi_head_mistakes(x, W, h)
             return got, expected, mistakes
 
-        cases.append(Case(name, shapes(x=x) + f", num_heads = {h}", run, derived=True))
+        cases.append(Case(name, shapes(x=x) + f", n_heads = {h}", run, derived=True))
     return run_cases(
         "MultiHeadAttention",
         cls,

@@ -70,26 +70,26 @@ class SubjectPreviousModel(nn.Module):
     """Token + learned position embeddings -> causal MultiHeadAttention -> MLP -> 2 x V logits.
 
     forward(tokens (..., n)) gives logits (..., n, 2, V): [..., 0, :] scores the subject,
-    [..., 1, :] the previous token. Changing num_heads changes how the d_model features are
+    [..., 1, :] the previous token. Changing n_heads changes how the d_model features are
     split into heads, not the number of parameters.
     """
 
-    def __init__(self, vocab_size: int, n_ctx: int, d_model: int, num_heads: int, hidden: int = 64):
+    def __init__(self, vocab_size: int, n_ctx: int, d_model: int, n_heads: int, hidden: int = 64):
         super().__init__()
         check_positive_int("vocab_size", vocab_size)
         check_positive_int("n_ctx", n_ctx)
         check_positive_int("hidden", hidden)
-        check_divisible(d_model, num_heads)
+        check_divisible(d_model, n_heads)
         self.vocab_size, self.n_ctx = vocab_size, n_ctx
         self.token_embedding = nn.Embedding(vocab_size, d_model)
         self.position_embedding = nn.Embedding(n_ctx, d_model)
-        self.attn = MultiHeadAttention(d_model, num_heads, causal=True)
+        self.attn = MultiHeadAttention(d_model, n_heads, causal=True)
         self.mlp = nn.Sequential(nn.Linear(d_model, hidden), nn.ReLU())
         self.out = nn.Linear(hidden, 2 * vocab_size)
 
     @property
-    def num_heads(self) -> int:
-        return self.attn.num_heads
+    def n_heads(self) -> int:
+        return self.attn.n_heads
 
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         """(..., n) token ids -> (..., n, d_model): token plus position embedding."""
@@ -225,8 +225,8 @@ class HeadsResult:
     history_accuracy: list[float] = field(default_factory=list)  # both tokens right
 
     @property
-    def num_heads(self) -> int:
-        return self.model.num_heads
+    def n_heads(self) -> int:
+        return self.model.n_heads
 
     @property
     def shares(self) -> list[HeadShares]:
@@ -234,13 +234,12 @@ class HeadsResult:
 
     def __repr__(self) -> str:
         return (
-            f"HeadsResult(h={self.num_heads}, accuracy={self.accuracy.both:.3f}, "
-            f"steps={self.steps})"
+            f"HeadsResult(h={self.n_heads}, accuracy={self.accuracy.both:.3f}, steps={self.steps})"
         )
 
 
 def train_heads(
-    num_heads: int,
+    n_heads: int,
     *,
     seed: int = 0,
     steps: int = 300,
@@ -254,7 +253,7 @@ def train_heads(
     every: int = 25,
     cpu_threads: int | None = 1,
 ) -> HeadsResult:
-    """Train a SubjectPreviousModel with num_heads heads on fresh random batches, with Adam,
+    """Train a SubjectPreviousModel with n_heads heads on fresh random batches, with Adam,
     on the CPU; seeded, and the caller's torch RNG is left as it was.
 
     `cpu_threads` sets torch's CPU threads while training (restored afterwards; None keeps
@@ -269,15 +268,15 @@ def train_heads(
 
     Notebook 05.
     """
-    check_positive_int("num_heads", num_heads)
+    check_positive_int("n_heads", n_heads)
     check_cpu_threads(cpu_threads)
     task = HeadsTask(steps, vocab_size, n, d_model, hidden, batch_size, lr, eval_size, every)
     check_seed("seed", seed)
     with threads_for_cpu(cpu_threads):
-        return _train(num_heads, seed, task)
+        return _train(n_heads, seed, task)
 
 
-def _train(num_heads: int, seed: int, task: HeadsTask) -> HeadsResult:
+def _train(n_heads: int, seed: int, task: HeadsTask) -> HeadsResult:
     start = time.perf_counter()
     eval_tokens, eval_targets = subject_previous_batch(
         task.eval_size, task.n, task.vocab_size, torch.Generator().manual_seed(EVAL_SEED)
@@ -285,7 +284,7 @@ def _train(num_heads: int, seed: int, task: HeadsTask) -> HeadsResult:
     data = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):  # the notebook's own RNG stream stays untouched
         torch.manual_seed(seed)
-        model = SubjectPreviousModel(task.vocab_size, task.n, task.d_model, num_heads, task.hidden)
+        model = SubjectPreviousModel(task.vocab_size, task.n, task.d_model, n_heads, task.hidden)
     optimizer = torch.optim.Adam(model.parameters(), lr=task.lr)
     history_steps, history_accuracy = [0], [accuracy(model, eval_tokens, eval_targets).both]
     for step in range(1, task.steps + 1):

@@ -98,7 +98,7 @@ def named_box(ax, x, y, width, name, maths, colour, *, detail=None, name_width=0
 def gpt1_block_figure() -> Figure:
     """GPT1's forward pass from the token ids to the logits, every part labelled with its
     attribute in nbhelpers/gpt1.py and the formula beside it: h_0 = U W_e + W_p, then L
-    post-LN blocks (attn, +, ln_1, ffn, +, ln_2), then the tied output h_n W_eᵀ."""
+    post-LN blocks (attn, +, ln_1, ffn, +, ln_2), then the tied output h_L W_eᵀ."""
     figure, ax = page(7.4, 10.1)
     x, width = 3.45, 3.7  # the main column and its boxes
     left = x - width / 2
@@ -161,11 +161,11 @@ def gpt1_block_figure() -> Figure:
     note(ax, 6.5, (bottom + top) / 2 - 0.35, "L = n_layers")
     note(ax, shape, bottom + 0.17, "$h_{l-1}$:  (n, d_model)")
     arrow(ax, (x, 7.8), (x, 8.9))
-    note(ax, shape, 8.5, "$h_n = h_L$:  (n, d_model)")
+    note(ax, shape, 8.5, "$h_L$:  (n, d_model)")
 
     # the output layer is W_e itself, transposed: the same storage
-    named_box(ax, x, 9.15, width, "W_e.weight.T", tr(r"logits $h_n W_e^\top$:  (n, V)"), EMBEDDING,
-              name_width=1.3)  # fmt: skip
+    logits = tr(r"logits $h_L W_e^\top$:  (n, n_vocab)")
+    named_box(ax, x, 9.15, width, "W_e.weight.T", logits, EMBEDDING, name_width=1.3)
     tie_x = 0.42
     path(ax, [(1.22, 1.05), (tie_x, 1.05), (tie_x, 9.15), (left - 0.04, 9.15)],
          colour=EMBEDDING, dashed=True)  # fmt: skip
@@ -260,7 +260,7 @@ def transformer_vs_gpt1_figure() -> Figure:
         arrow(ax, (column, 0.45), (column, 0.72))
         arrow(ax, (column, 1.18), (column, rows["attn"] - 0.31))
     for column, text in ((decoder_x, tr("linear + softmax: next target token")),
-                         (gpt_x, tr(r"$h_n W_e^\top$ + softmax: next token"))):  # fmt: skip
+                         (gpt_x, tr(r"$h_L W_e^\top$ + softmax: next token"))):  # fmt: skip
         box(ax, column, 6.05, 2.6, 0.4, EMBEDDING)
         ax.text(column, 6.05, text, ha="center", va="center", fontsize=10)
         arrow(ax, (column, rows["norm3"] + 0.2), (column, 5.82))

@@ -259,7 +259,7 @@ class HeadGridCanvas(Canvas):
             if column == 0:
                 self._y_labelled.append(ax)
             ax.tick_params(length=0, labelsize=MIN_FONT_PT)
-            ax.set_title(tr("head {k}", k=i + 1), fontsize=TITLE_PT)
+            ax.set_title(tr("head {k}", k=i), fontsize=TITLE_PT)
             frame = matplotlib.patches.Rectangle(
                 (0, 0),
                 1,
@@ -308,7 +308,7 @@ class HeadGridCanvas(Canvas):
             for boundary in range(1, h)
         ]
         self.concat_ax.set_xticks([(i + 0.5) * d_head - 0.5 for i in range(h)])
-        self.concat_ax.set_xticklabels([str(i + 1) for i in range(h)])
+        self.concat_ax.set_xticklabels([str(i) for i in range(h)])
         self.concat_ax.set_xlabel(tr("head (its d_head features)"), fontsize=MIN_FONT_PT)
         self._selected_box = self.concat_ax.add_patch(
             matplotlib.patches.Rectangle(

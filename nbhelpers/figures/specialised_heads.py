@@ -54,7 +54,7 @@ def specialised_heads_figure(
         )
     k, n, _ = values.shape
     if names is None:
-        names = [tr("head {k}", k=i + 1) for i in range(k)]
+        names = [tr("head {k}", k=i) for i in range(k)]
     names = [str(translate(name)) for name in names]
     if len(names) != k:
         raise ValueError(f"names has {len(names)} entries but weights holds {k} heads")

@@ -29,7 +29,7 @@ class MultiHeadExplorer(FigureExplorer):
         tokens: Sequence[str],
         x,
         *,
-        num_heads: int | None = None,
+        n_heads: int | None = None,
         causal: bool = False,
         module: MultiHeadAttention | None = None,
         seed: int = 0,
@@ -43,11 +43,11 @@ class MultiHeadExplorer(FigureExplorer):
             )
         d_model = self.x.shape[1]
         counts = head_counts(d_model)
-        if num_heads is None:
-            num_heads = max(h for h in counts if h <= 4)
-        if num_heads not in counts:
+        if n_heads is None:
+            n_heads = max(h for h in counts if h <= 4)
+        if n_heads not in counts:
             raise ValueError(
-                f"num_heads={num_heads!r} does not divide d_model={d_model}; "
+                f"n_heads={n_heads!r} does not divide d_model={d_model}; "
                 f"head counts that work: {counts}"
             )
         if module is None:
@@ -59,10 +59,10 @@ class MultiHeadExplorer(FigureExplorer):
         self.state = {k: v.detach().cpu().float() for k, v in module.state_dict().items()}
         self.d_model = d_model
         self.heads = widgets.SelectionSlider(
-            options=counts, value=num_heads, description=tr("heads h"), continuous_update=True
+            options=counts, value=n_heads, description=tr("heads h"), continuous_update=True
         )
         self.head = widgets.Dropdown(
-            options=self._head_options(num_heads), value=0, description=tr("head")
+            options=self._head_options(n_heads), value=0, description=tr("head")
         )
         self.causal = widgets.Checkbox(value=causal, description=tr("causal mask"))
         self._canvases: dict[int, HeadGridCanvas] = {}
@@ -72,7 +72,7 @@ class MultiHeadExplorer(FigureExplorer):
 
     @staticmethod
     def _head_options(h: int) -> list[tuple[str, int]]:
-        return [(tr("head {k}", k=i + 1), i) for i in range(h)]
+        return [(tr("head {k}", k=i), i) for i in range(h)]
 
     def _on_change(self, change) -> None:
         if self._syncing:
@@ -87,9 +87,9 @@ class MultiHeadExplorer(FigureExplorer):
                 self._syncing = False
         self.redraw()
 
-    def module(self, num_heads: int | None = None) -> MultiHeadAttention:
+    def module(self, n_heads: int | None = None) -> MultiHeadAttention:
         """A MultiHeadAttention with h heads and this explorer's (shared) weights."""
-        h = self.heads.value if num_heads is None else num_heads
+        h = self.heads.value if n_heads is None else n_heads
         module = MultiHeadAttention(self.d_model, h, causal=self.causal.value)
         module.load_state_dict(self.state)
         return module
@@ -100,7 +100,7 @@ class MultiHeadExplorer(FigureExplorer):
         step by step, so that the concatenated matrix before W_O can be shown too."""
         module = self.module()
         q, k, v = (
-            split_heads(W(self.x), module.num_heads) for W in (module.W_Q, module.W_K, module.W_V)
+            split_heads(W(self.x), module.n_heads) for W in (module.W_Q, module.W_K, module.W_V)
         )
         n = self.x.shape[-2]
         heads, weights = attention(q, k, v, causal_mask(n) if module.causal else None)
@@ -125,16 +125,17 @@ class MultiHeadExplorer(FigureExplorer):
             self.tokens,
             masked=masked,
             selected=selected,
-            title=tr("h = {h} heads of d_head = {d_head}", h=h, d_head=self.d_model // h),
+            title=tr("n_h = {h} heads of d_head = {d_head}", h=h, d_head=self.d_model // h),
         )
         self.image.value = canvas.png()
         last = weights[selected, -1]
         top = int(last.argmax())
         parameters = sum(v.numel() for v in self.state.values())
         self.readout.value = tr(
-            "head {head} of {h} works on features {first}–{last}; its query <b>{query}</b> puts "
-            "{weight:.2f} on <b>{key}</b>. Parameters: {parameters} for every h.",
-            head=selected + 1, h=h, first=selected * self.d_model // h,
+            "head {head} (of {h}, counted from 0) works on features {first}–{last}; its query "
+            "<b>{query}</b> puts {weight:.2f} on <b>{key}</b>. Parameters: {parameters} for every "
+            "n_h.",
+            head=selected, h=h, first=selected * self.d_model // h,
             last=(selected + 1) * self.d_model // h - 1, query=self.tokens[-1],
             weight=float(last[top]), key=self.tokens[top], parameters=parameters,
         )  # fmt: skip

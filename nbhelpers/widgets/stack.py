@@ -30,7 +30,7 @@ def _without_causal_mask(model: GPT1, enabled: bool) -> Iterator[None]:
 
 
 def layer_states(model: GPT1, ids: torch.Tensor) -> torch.Tensor:
-    """[h_0, h_1, ..., h_n] for one sentence `ids` (n,), stacked: (n_layers + 1, n, d)."""
+    """[h_0, h_1, ..., h_L] for one sentence `ids` (n,), stacked: (n_layers + 1, n, d)."""
     h = model.embed(ids[None])  # as a batch of one, the way the model is usually run
     states = [h]
     for block in model.blocks:
