@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 
 import torch
 import torch.nn.functional as F
 from cli import add_run_options
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from nbhelpers import attention, causal_mask, get_device, scaled_dot_product_attention
+from nbhelpers.experiments.attention_timing import KERNELS, kernel_call
 from nbhelpers.support.benchmarking import (
     format_bytes,
     format_seconds,
@@ -34,11 +33,6 @@ from nbhelpers.support.benchmarking import (
 )
 from nbhelpers.support.device import describe_environment
 
-KERNELS = {
-    "flash": SDPBackend.FLASH_ATTENTION,
-    "memory-efficient": SDPBackend.EFFICIENT_ATTENTION,
-    "math": SDPBackend.MATH,
-}
 OVERHEAD_TARGET = 0.10
 # Largest error against the float32 from-scratch result. Exceeding it fails the run in
 # float32; in half precision it is only flagged, since the from-scratch path then rounds every
@@ -55,22 +49,6 @@ def parse_args(argv):
     parser.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default=None)
     add_run_options(parser, repeats=5, what="the fast path")
     return parser.parse_args(argv)
-
-
-def kernel_call(backend, Q, K, V, **kwargs):
-    """F.sdpa restricted to one kernel; None when that kernel cannot run these inputs."""
-
-    def call():
-        with sdpa_kernel(backend):
-            return F.scaled_dot_product_attention(Q, K, V, **kwargs)
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "kernel not used because ..." is the answer here
-            call()
-    except RuntimeError:
-        return None
-    return call
 
 
 def bench_length(n, args, device, dtype):

@@ -175,7 +175,7 @@ def test_the_profile_matches_an_ordinary_backward_pass_through_gpt1_blocks():
 def test_compare_stacks_is_seeded_and_measures_every_layer(profiles):
     again = compare_stacks(depth=24, seed=0)
     other = compare_stacks(depth=24, seed=1)
-    assert [p.name for p in profiles] == [name for name, _, _ in VARIANTS]
+    assert [p.name for p in profiles] == [name for name, *_ in VARIANTS]
     for first, second, third in zip(profiles, again, other, strict=True):
         assert torch.equal(first.weight_gradient, second.weight_gradient)
         assert not torch.equal(first.weight_gradient, third.weight_gradient)
@@ -184,7 +184,7 @@ def test_compare_stacks_is_seeded_and_measures_every_layer(profiles):
 
 
 def test_residuals_keep_every_layer_s_gradient_and_the_plain_stack_loses_it(profiles):
-    plain, residual, norm_only, gpt1 = profiles
+    plain, residual, norm_only, gpt1, _ = profiles
     for profile in (residual, gpt1):
         weights, upstream = profile.weight_gradient, profile.upstream_gradient
         # every block gets about the same weight gradient, the first as much as the last
@@ -201,7 +201,7 @@ def test_residuals_keep_every_layer_s_gradient_and_the_plain_stack_loses_it(prof
 
 
 def test_with_wider_weights_only_layernorm_keeps_the_residual_stream_in_scale():
-    plain, residual, norm_only, gpt1 = compare_stacks(depth=24, seed=0, init_std=0.1)
+    plain, residual, norm_only, gpt1, _ = compare_stacks(depth=24, seed=0, init_std=0.1)
     assert float(residual.activation_rms[-1]) > 5.0  # the additions pile up
     assert float(residual.upstream_gradient[0] / residual.upstream_gradient[-1]) > 10.0
     for profile in (norm_only, gpt1):
@@ -239,8 +239,26 @@ def test_each_wiring_keeps_its_colour_when_drawn_alone(profiles):
     gpt1 = profiles[3]
     figure = deep_stack_figure([gpt1])  # one variant: a range of about one decade
     colours = {to_hex(line.get_color()) for ax in figure.axes for line in ax.get_lines()}
-    assert colours == {STYLES[(True, True)]["color"]}
+    assert colours == {STYLES[(True, True, False)]["color"]}
     assert figure_to_png(figure).startswith(b"\x89PNG")
+
+
+def test_pre_ln_puts_each_layernorm_before_its_sublayer(profiles):
+    torch.manual_seed(0)
+    block = GPT1Block(8, 2, 32).eval()
+    h = torch.randn(2, 5, 8)
+    with torch.no_grad():
+        inner = h + block.attn(block.ln_1(h))  # GPT-2's order, written out
+        expected = inner + block.ffn(block.ln_2(inner))
+        post = block_forward(block, h)
+        assert torch.allclose(block_forward(block, h, pre_ln=True), expected, atol=1e-6)
+        assert torch.allclose(post, block(h), atol=1e-6)  # post-LN is GPT-1's own forward
+    with pytest.raises(ValueError, match="pre_ln=True needs residual=True and layer_norm=True"):
+        block_forward(block, h, residual=False, pre_ln=True)
+    pre_ln = profiles[4]
+    assert pre_ln.pre_ln and pre_ln.name == "pre-LN (GPT-2)"
+    # at GPT-1's initialisation the residual stream carries the gradient to every block
+    assert float(pre_ln.weight_gradient.max() / pre_ln.weight_gradient.min()) < 2.0
 
 
 def test_bad_switches_blocks_and_profiles_are_named(profiles):

@@ -133,7 +133,7 @@ def test_every_predicted_position_knows_the_rule_of_its_next_token(grammar):
     assert bool((targets[rules == RULES.index("end")] == grammar.tokenizer.eos_id).all())
     with pytest.raises(ValueError, match="start with <SOS>"):
         grammar.next_token_rules(sample[:, 1:])
-    with pytest.raises(ValueError, match=r"\(B, L\) batch"):
+    with pytest.raises(ValueError, match=r"\(B, n\) batch"):
         grammar.next_token_rules(sample[0])
 
 

@@ -303,7 +303,7 @@ def test_masked_attention_mistakes(answer, hint):
     ("answer", "hint"),
     [
         (lambda x, h: x.reshape(*x.shape[:-2], h, x.shape[-2], -1), "without the transpose"),
-        (lambda x, h: x.unflatten(-1, (h, x.shape[-1] // h)), "transpose to (..., h, n, d_head)"),
+        (lambda x, h: x.unflatten(-1, (h, x.shape[-1] // h)), "transpose it to (..., n_h"),
         (lambda x, h: x.unflatten(-1, (-1, h)).transpose(-1, -2).transpose(-3, -2),
          "contiguous slice"),
         (lambda x, h: x.unflatten(-1, (h, -1)).transpose(-3, -2)[..., :1, :], "expected shape"),

@@ -16,6 +16,7 @@ from nbhelpers.experiments.head_specialisation import (
 )
 from nbhelpers.figures.canvas import figure_to_png
 from nbhelpers.figures.specialised_heads import accuracy_by_step_figure, specialised_heads_figure
+from tensors import copy_to_torch
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +61,19 @@ def test_the_stored_maps_are_the_models_weights(trained):
     assert result.weights.shape == (2, 8, 8)
     assert torch.all(result.weights.triu(1) == 0)  # causal
     assert len(result.history_steps) == len(result.history_accuracy) == 13  # 0, 25, ..., 300
+
+
+def test_the_trained_heads_weights_are_what_nn_multihead_attention_computes(trained):
+    tokens, _ = subject_previous_batch(4, 8, 64, torch.Generator().manual_seed(1))
+    model = trained[2].model
+    blocked = torch.ones(8, 8, dtype=torch.bool).triu(1)  # True = blocked
+    with torch.no_grad():
+        x = model.embed(tokens)
+        _, ours = model.attn(x, return_weights=True)
+        _, theirs = copy_to_torch(model.attn)(
+            x, x, x, attn_mask=blocked, average_attn_weights=False
+        )
+    assert torch.allclose(ours, theirs, atol=1e-6)
 
 
 def test_training_is_seeded_and_leaves_the_callers_rng_alone():

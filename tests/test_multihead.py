@@ -1,6 +1,5 @@
 import pytest
 import torch
-from torch import nn
 
 from nbhelpers import (
     MultiHeadAttention,
@@ -11,7 +10,7 @@ from nbhelpers import (
     padding_mask,
     split_heads,
 )
-from tensors import seeded_randn
+from tensors import copy_to_torch, seeded_randn
 
 randn = seeded_randn(0)
 
@@ -51,18 +50,6 @@ def test_fused_equals_a_loop_over_separate_heads(n_heads, causal):
         fused = module(x)
         looped = loop_over_heads(module, x, causal_mask(5) if causal else None)
     assert torch.allclose(fused, looped, atol=1e-6)
-
-
-def copy_to_torch(module):
-    reference = nn.MultiheadAttention(module.d_model, module.n_heads, batch_first=True)
-    with torch.no_grad():
-        reference.in_proj_weight.copy_(
-            torch.cat([module.W_Q.weight, module.W_K.weight, module.W_V.weight])
-        )
-        reference.in_proj_bias.copy_(torch.cat([module.W_Q.bias, module.W_K.bias, module.W_V.bias]))
-        reference.out_proj.weight.copy_(module.W_O.weight)
-        reference.out_proj.bias.copy_(module.W_O.bias)
-    return reference.eval()
 
 
 @pytest.mark.parametrize("n_heads", [1, 2, 4])

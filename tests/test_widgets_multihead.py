@@ -14,6 +14,7 @@ from nbhelpers import (
     head_grid_figure,
 )
 from nbhelpers.figures.heads import value_text, weight_text
+from tensors import copy_to_torch
 
 TOKENS = ["犬", "が", "河岸", "を", "歩く"]
 
@@ -197,3 +198,19 @@ def test_cell_text_is_short(value, weight, other):
     assert weight_text(value) == weight
     assert value_text(value) == other
     assert value_text(-0.31) == "-.31" and value_text(1.25) == "1.25"
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_explorer_computes_what_nn_multihead_attention_does(causal):
+    # at every head count it offers, with its weights copied into PyTorch's own layer
+    explorer = make_explorer()
+    blocked = torch.ones(5, 5, dtype=torch.bool).triu(1)  # nn.MultiheadAttention: True = blocked
+    for n_heads in explorer.heads.options:
+        explorer.heads.value, explorer.causal.value = n_heads, causal
+        _, concat, output = explorer.compute()
+        with torch.no_grad():
+            theirs, _ = copy_to_torch(explorer.module())(
+                explorer.x, explorer.x, explorer.x, attn_mask=blocked if causal else None
+            )
+        assert torch.allclose(output, theirs, atol=1e-6), n_heads
+        assert concat.shape == (5, 8)

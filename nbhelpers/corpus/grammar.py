@@ -319,21 +319,21 @@ class JapaneseGrammar:
         return torch.from_numpy(self.probs[state].copy())
 
     def true_distributions(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """For a padded batch (B, L) of <SOS> ... <EOS> <PAD>... sentences: the exact
-        distribution of the token after every prefix ids[:, :i+1], (B, L-1, vocab) float64,
-        and a (B, L-1) bool mask of the predicted positions (those whose target is not <PAD>)."""
+        """For a padded batch (B, n) of <SOS> ... <EOS> <PAD>... sentences: the exact
+        distribution of the token after every prefix ids[:, :i+1], (B, n-1, vocab) float64,
+        and a (B, n-1) bool mask of the predicted positions (those whose target is not <PAD>)."""
         ids = torch.as_tensor(ids)
         if ids.dim() != 2 or ids.shape[1] < 2:
-            raise ValueError(f"ids must be a (B, L) batch with L >= 2, got {tuple(ids.shape)}")
+            raise ValueError(f"ids must be a (B, n) batch with n >= 2, got {tuple(ids.shape)}")
         check_token_ids(ids, self.tokenizer.vocab_size)  # a negative id would index silently
         rows = ids.tolist()
-        B, L = ids.shape
-        states = np.full((B, L - 1), self._done, dtype=np.int64)
+        B, n = ids.shape
+        states = np.full((B, n - 1), self._done, dtype=np.int64)
         for b, row in enumerate(rows):
             if row[0] != self.tokenizer.sos_id:
                 raise ValueError(f"ids row {b} must start with <SOS>")
             state = 0
-            for i in range(L - 1):
+            for i in range(n - 1):
                 states[b, i] = state
                 if row[i + 1] == self.tokenizer.pad_id or state == self._done:
                     states[b, i] = self._done
@@ -349,15 +349,15 @@ class JapaneseGrammar:
         return torch.from_numpy(self.probs[states]), mask
 
     def next_token_rules(self, ids: torch.Tensor) -> torch.Tensor:
-        """For a padded batch (B, L) of sentences, as for `true_distributions`: which rule of
-        `RULES` produced the token after every prefix ids[:, :i+1], as (B, L-1) int64 indices
+        """For a padded batch (B, n) of sentences, as for `true_distributions`: which rule of
+        `RULES` produced the token after every prefix ids[:, :i+1], as (B, n-1) int64 indices
         into RULES, and -1 where nothing is predicted (the target is <PAD>).
 
         The grammar is unambiguous, so the token itself names its rule: 歩く is always a
         verb, <EOS> always the end. Notebook 08 groups the model's KL by these rules."""
         ids = torch.as_tensor(ids)
         if ids.dim() != 2 or ids.shape[1] < 2:
-            raise ValueError(f"ids must be a (B, L) batch with L >= 2, got {tuple(ids.shape)}")
+            raise ValueError(f"ids must be a (B, n) batch with n >= 2, got {tuple(ids.shape)}")
         check_token_ids(ids, self.tokenizer.vocab_size)
         if bool((ids[:, 0] != self.tokenizer.sos_id).any()):
             raise ValueError("every ids row must start with <SOS>")

@@ -472,7 +472,7 @@ def diagonal_masked(scores, V):
 
 
 def check_split_heads(fn) -> CheckResult:
-    """fn(x, n_heads) must map (..., n, d_model) to (..., h, n, d_head)."""
+    """fn(x, n_heads) must map (..., n, d_model) to (..., n_h, n, d_head)."""
     check_function("fn", fn)
     g = seeded(6)
     cases = []
@@ -494,12 +494,12 @@ def check_split_heads(fn) -> CheckResult:
                     (
                         tr(
                             "the features were cut into heads without the transpose: view as "
-                            "(..., n, h, d_head), then transpose(-3, -2)"
+                            "(..., n, n_h, d_head), then transpose(-3, -2)"
                         ),
                         x.reshape(*batch, h, n, d // h),
                     ),
                     (
-                        tr("the shape is (..., n, h, d_head): transpose to (..., h, n, d_head)"),
+                        tr("shape (..., n, n_h, d_head): transpose it to (..., n_h, n, d_head)"),
                         x.unflatten(-1, (h, d // h)),
                     ),
                     (
@@ -516,12 +516,12 @@ def check_split_heads(fn) -> CheckResult:
         "split_heads",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return x as (..., h, n, d_head)."),
+        tr("Replace raise NotImplementedError: return x as (..., n_h, n, d_head)."),
     )
 
 
 def check_merge_heads(fn) -> CheckResult:
-    """fn(x) must map (..., h, n, d_head) to (..., n, h · d_head): Concat(head_1..head_h)."""
+    """fn(x) must map (..., n_h, n, d_head) to (..., n, h · d_head): Concat(head_1..head_h)."""
     check_function("fn", fn)
     g = seeded(7)
     cases = []
@@ -543,12 +543,12 @@ def check_merge_heads(fn) -> CheckResult:
                     (
                         tr(
                             "the heads were reshaped without the transpose: transpose(-3, -2) to "
-                            "(..., n, h, d_head) first, then reshape"
+                            "(..., n, n_h, d_head) first, then reshape"
                         ),
                         x.reshape(*batch, n, h * d_head),
                     ),
                     (
-                        tr("the result is (..., n, h, d_head): flatten the last two axes"),
+                        tr("the result is (..., n, n_h, d_head): flatten the last two axes"),
                         x.transpose(-3, -2),
                     ),
                 ],

@@ -1,7 +1,10 @@
 """Why GPT-1's block has residual connections and LayerNorm: a deep stack at initialisation.
 
-The same stack of GPT1Blocks (same weights, same input) is wired four ways: plain (no
-residual, no LayerNorm), residual only, LayerNorm only, and both (post-LN, GPT-1's block).
+The same stack of GPT1Blocks (same weights, same input) is wired five ways: plain (no
+residual, no LayerNorm), residual only, LayerNorm only, both after the addition (post-LN,
+GPT-1's block), and both with the LayerNorm before each sublayer (pre-LN, GPT-2's block:
+h + attn(LN(h)), then h + ffn(LN(h)); GPT-2 adds one more LayerNorm after the last block,
+left out here so that every variant ends at the same h_L).
 For each we measure, after one forward and one backward pass of a simple loss,
 
     activation RMS        sqrt(mean(h_l²))            l = 0 .. L   (forward signal)
@@ -30,12 +33,13 @@ from ..support.validation import check_positive_int, check_seed, is_number
 MAX_DEPTH = 64
 INIT_STD = 0.02  # GPT-1's N(0, 0.02²)
 
-# (name, residual, layer_norm), in the order the notebook discusses them.
+# (name, residual, layer_norm, pre_ln), in the order the notebook discusses them.
 VARIANTS = (
-    ("plain", False, False),
-    ("residual only", True, False),
-    ("LayerNorm only", False, True),
-    ("residual + LayerNorm (GPT-1)", True, True),
+    ("plain", False, False, False),
+    ("residual only", True, False, False),
+    ("LayerNorm only", False, True, False),
+    ("residual + LayerNorm (GPT-1)", True, True, False),
+    ("pre-LN (GPT-2)", True, True, True),
 )
 
 
@@ -46,6 +50,7 @@ class StackProfile:
     name: str
     residual: bool
     layer_norm: bool
+    pre_ln: bool  # the LayerNorm before each sublayer (GPT-2) rather than after the addition
     init_std: float  # the weights' standard deviation at initialisation
     activation_rms: torch.Tensor  # (L + 1,): h_0 (the input) .. h_L
     upstream_gradient: torch.Tensor  # (L + 1,): ‖∂loss/∂h_l‖, l = 0 .. L
@@ -76,14 +81,27 @@ def check_switch(name: str, value) -> None:
 
 
 def block_forward(
-    block: GPT1Block, h: torch.Tensor, *, residual: bool = True, layer_norm: bool = True
+    block: GPT1Block,
+    h: torch.Tensor,
+    *,
+    residual: bool = True,
+    layer_norm: bool = True,
+    pre_ln: bool = False,
 ) -> torch.Tensor:
     """A GPT1Block's own sublayers, with the residual additions and the LayerNorms switched
-    on or off; with both on it is GPT1Block.forward (without dropout)."""
+    on or off; with both on it is GPT1Block.forward (without dropout). pre_ln=True moves each
+    LayerNorm in front of its sublayer, as GPT-2 does: h + attn(ln_1(h)), then
+    h + ffn(ln_2(h)) (it needs the residuals and the LayerNorms on)."""
     if not isinstance(block, GPT1Block):
         raise TypeError(f"block must be a GPT1Block, got {type(block).__name__}")
     check_switch("residual", residual)
     check_switch("layer_norm", layer_norm)
+    check_switch("pre_ln", pre_ln)
+    if pre_ln:
+        if not (residual and layer_norm):
+            raise ValueError("pre_ln=True needs residual=True and layer_norm=True")
+        h = h + block.attn(block.ln_1(h))
+        return h + block.ffn(block.ln_2(h))
     attended = block.attn(h)
     h = h + attended if residual else attended
     if layer_norm:
@@ -159,6 +177,7 @@ def profile_stack(
     name: str,
     residual: bool,
     layer_norm: bool,
+    pre_ln: bool = False,
     init_std: float = INIT_STD,
 ) -> StackProfile:
     """One forward pass through `blocks` wired as asked, the loss mean((h_L − target)²),
@@ -166,7 +185,11 @@ def profile_stack(
     the standard deviation the blocks were drawn with)."""
     states = [h_0.detach().requires_grad_()]
     for block in blocks:
-        states.append(block_forward(block, states[-1], residual=residual, layer_norm=layer_norm))
+        states.append(
+            block_forward(
+                block, states[-1], residual=residual, layer_norm=layer_norm, pre_ln=pre_ln
+            )
+        )
     loss = ((states[-1] - target) ** 2).mean()
     weights = [weight_matrices(block) for block in blocks]
     flat = [w for ws in weights for w in ws]
@@ -182,6 +205,7 @@ def profile_stack(
         name=name,
         residual=residual,
         layer_norm=layer_norm,
+        pre_ln=pre_ln,
         init_std=init_std,
         activation_rms=torch.stack([rms(state) for state in states]),
         upstream_gradient=torch.stack([scaled_norm(g) for g in state_grads]),
@@ -199,7 +223,7 @@ def compare_stacks(
     seed: int = 0,
     init_std: float = INIT_STD,
 ) -> list[StackProfile]:
-    """The four VARIANTS on one stack of `depth` blocks: the same weights (from
+    """The five VARIANTS on one stack of `depth` blocks: the same weights (from
     N(0, init_std²)), the same random input h_0 (RMS about 1) and the same random target;
     only the wiring differs. Far from the defaults (a much wider init_std, a narrow
     d_model) some numbers leave float64's range: they come back as 0, inf or nan."""
@@ -218,7 +242,8 @@ def compare_stacks(
             name=name,
             residual=residual,
             layer_norm=layer_norm,
+            pre_ln=pre_ln,
             init_std=init_std,
         )
-        for name, residual, layer_norm in VARIANTS
+        for name, residual, layer_norm, pre_ln in VARIANTS
     ]

@@ -43,11 +43,11 @@ def check_model_fits_grammar(model: GPT1, grammar: JapaneseGrammar) -> None:
 class HeldOut:
     """Held-out sentences with their exact next-token distributions at every position."""
 
-    ids: torch.Tensor  # (B, L): <SOS> ... <EOS> <PAD> ...
-    true_probs: torch.Tensor  # (B, L-1, vocab), float32
-    mask: torch.Tensor  # (B, L-1) bool: the predicted positions (target is not <PAD>)
+    ids: torch.Tensor  # (B, n): <SOS> ... <EOS> <PAD> ...
+    true_probs: torch.Tensor  # (B, n-1, vocab), float32
+    mask: torch.Tensor  # (B, n-1) bool: the predicted positions (target is not <PAD>)
     true_loss: float  # the true model's mean -log P per predicted token on these sentences
-    # (B, L-1) int64: the index in RULES of the rule that produced each position's next
+    # (B, n-1) int64: the index in RULES of the rule that produced each position's next
     # token, -1 where nothing is predicted; None: no KL per rule
     rules: torch.Tensor | None = None
 

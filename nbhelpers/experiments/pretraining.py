@@ -126,16 +126,16 @@ def learning_rate(step: int, steps: int, peak: float, warmup: int) -> float:
 
 
 def train_step(model: GPT1, optimizer: torch.optim.Optimizer, ids: torch.Tensor, pad_id: int):
-    """One step on a batch of sentences ids (B, L): position t predicts token t + 1, the loss
+    """One step on a batch of sentences ids (B, n): position t predicts token t + 1, the loss
     is the mean cross-entropy over the targets that are not <PAD> (that is -L1 / N), then
     backward and one optimiser step. Returns the loss.
 
     Notebook 08 writes this loop out.
     """
-    logits = model(ids[:, :-1])  # (B, L-1, V): position t predicts token t + 1
+    logits = model(ids[:, :-1])  # (B, n-1, n_vocab): position t predicts token t + 1
     loss = F.cross_entropy(
         logits.flatten(0, 1), ids[:, 1:].flatten(), ignore_index=pad_id
-    )  # (B·(L-1), V) against (B·(L-1),)
+    )  # (B·(n-1), n_vocab) against (B·(n-1),)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()

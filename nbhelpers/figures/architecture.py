@@ -133,7 +133,7 @@ def gpt1_block_figure() -> Figure:
     # (split: where the residual branches off, the sublayer, +, the LayerNorm after it)
     for split, name, sublayer_y, maths, detail, colour, add, norm, norm_y in (
         (3.05, "attn", 3.6, "MaskedMultiHead$(h)$",
-         tr(r"causal: position $i$ sees $j \leq i$"),
+         tr(r"causal: position $i$ sees $j \leq i$; dropout on the weights"),
          ATTENTION, 4.45, "ln_1", 5.05),
         (5.55, "ffn", 6.1, r"GELU$(g W_1 + b_1)\,W_2 + b_2$",
          tr("(n, d_model) → (n, 4·d_model) → (n, d_model)"), FFN, 6.95, "ln_2", 7.55),
@@ -169,9 +169,9 @@ def gpt1_block_figure() -> Figure:
     tie_x = 0.42
     path(ax, [(1.22, 1.05), (tie_x, 1.05), (tie_x, 9.15), (left - 0.04, 9.15)],
          colour=EMBEDDING, dashed=True)  # fmt: skip
-    note(ax, tie_x - 0.1, 5.3, tr("tied: the same matrix W_e, transposed"), rotation=90,
-         ha="center",
-         color=EMBEDDING)  # fmt: skip
+    # to the left of the dashed line, so that the line never strikes the text through
+    note(ax, tie_x - 0.06, 5.3, tr("tied: the same matrix W_e, transposed"), rotation=90,
+         ha="right", color=EMBEDDING)  # fmt: skip
     arrow(ax, (x, 9.4), (x, 9.7))
     note(ax, x, 9.85, tr("next-token probabilities: softmax over each row (notebook 09)"),
          ha="center")  # fmt: skip

@@ -46,8 +46,8 @@ LABELLED_FRACTIONS = (-1.0, 1.0)
 
 
 def nice_limit(largest: float) -> float:
-    """The first ladder value above `largest` with 15% headroom for the numbers on the bars."""
-    wanted = max(float(largest) * 1.15, 1.0)  # never below 1: small numbers look small
+    """The first ladder value above `largest` with 30% headroom for the numbers on the bars."""
+    wanted = max(float(largest) * 1.3, 1.0)  # never below 1: small numbers look small
     decade = 10.0 ** np.floor(np.log10(wanted))
     for step in (*LIMIT_STEPS, 10.0):
         if wanted <= step * decade * (1 + 1e-9):

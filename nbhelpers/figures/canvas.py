@@ -90,6 +90,38 @@ def annotation_fits(ax, rows: int, cols: int, *, sample: str = "-0.00") -> bool:
     )
 
 
+# Where a point's label may go, in points from the point, in order of preference: right
+# above, right below, left above, left below.
+LABEL_OFFSETS = ((8, 6, "left"), (8, -16, "left"), (-8, 6, "right"), (-8, -16, "right"))
+
+
+def _placed_at(label, offset, renderer):
+    dx, dy, align = offset
+    label.set_position((dx, dy))
+    label.set_horizontalalignment(align)
+    return label.get_window_extent(renderer)
+
+
+def _inside(box, frame) -> bool:
+    return frame.x0 <= box.x0 <= box.x1 <= frame.x1 and frame.y0 <= box.y0 <= box.y1 <= frame.y1
+
+
+def keep_labels_apart(figure: Figure, labels, offsets=LABEL_OFFSETS) -> None:
+    """Move each annotation (placed with textcoords="offset points") to the first offset
+    where it stays inside its axes and overlaps no label placed before it (else the first
+    inside its axes, else the first), so that neighbouring points' labels never run
+    together or onto the tick labels."""
+    renderer = figure.canvas.get_renderer()
+    placed = []
+    for label in labels:
+        frame = label.axes.get_window_extent(renderer)
+        boxes = [(offset, _placed_at(label, offset, renderer)) for offset in offsets]
+        inside = [(o, b) for o, b in boxes if _inside(b, frame)]
+        clear = [o for o, b in inside if not any(b.overlaps(p) for p in placed)]
+        chosen = (clear or [o for o, _ in inside] or [offsets[0]])[0]
+        placed.append(_placed_at(label, chosen, renderer))
+
+
 def show_figure(figure: Figure):
     """Display a Figure in a notebook cell as a PNG (no pyplot backend involved)."""
     from IPython.display import Image

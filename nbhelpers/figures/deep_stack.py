@@ -14,13 +14,15 @@ from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
 
-# One style per wiring, (residual, layer_norm): GPT-1's block drawn boldest.
+# One style per wiring, (residual, layer_norm, pre_ln): GPT-1's block drawn boldest.
 STYLES = {
-    (False, False): {"color": SERIES_COLOURS[3], "linestyle": "-", "linewidth": 1.6},
-    (True, False): {"color": SERIES_COLOURS[1], "linestyle": "--", "linewidth": 1.8},
-    (False, True): {"color": SERIES_COLOURS[2], "linestyle": "-.", "linewidth": 1.6},
-    (True, True): {"color": SERIES_COLOURS[0], "linestyle": "-", "linewidth": 2.6, "alpha": 0.8},
-}
+    (False, False, False): {"color": SERIES_COLOURS[3], "linestyle": "-", "linewidth": 1.6},
+    (True, False, False): {"color": SERIES_COLOURS[1], "linestyle": "--", "linewidth": 1.8},
+    (False, True, False): {"color": SERIES_COLOURS[2], "linestyle": "-.", "linewidth": 1.6},
+    (True, True, False): {"color": SERIES_COLOURS[0], "linestyle": "-", "linewidth": 2.6,
+                          "alpha": 0.8},
+    (True, True, True): {"color": "#7a4fa3", "linestyle": ":", "linewidth": 2.2},
+}  # fmt: skip
 # The bottom row's window: where the variants that keep their scale live.
 ZOOM = (1e-2, 1e2)
 
@@ -42,6 +44,7 @@ def variant_label(name: str) -> str:
         "residual only": tr("residual only"),
         "LayerNorm only": tr("LayerNorm only"),
         "residual + LayerNorm (GPT-1)": tr("residual + LayerNorm (GPT-1)"),
+        "pre-LN (GPT-2)": tr("pre-LN (GPT-2)"),
     }
     return labels.get(name, name)
 
@@ -64,7 +67,7 @@ def check_profiles(profiles) -> list[StackProfile]:
 
 
 def style_of(profile: StackProfile) -> dict:
-    return STYLES[(profile.residual, profile.layer_norm)]
+    return STYLES[(profile.residual, profile.layer_norm, profile.pre_ln)]
 
 
 def decade_ticks(limits: tuple[float, float], most: int = 6) -> list[float]:

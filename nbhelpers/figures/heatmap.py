@@ -49,7 +49,6 @@ class HeatmapCanvas(Canvas):
     ):
         super().__init__(figsize=figsize, dpi=dpi)
         self._log_scale = log_scale  # colours on a log scale: for values spanning decades
-        self.figure.subplots_adjust(left=0.17, right=0.9, bottom=0.17, top=0.88)
         self.ax = self.figure.add_subplot()
         self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
         self._vmin, self._vmax = vmin, vmax
@@ -63,7 +62,8 @@ class HeatmapCanvas(Canvas):
         self.canvas.mpl_connect("draw_event", lambda _event: self._blitter.forget())
 
     def _build(self, shape: tuple[int, int]) -> None:
-        self.figure.clear()
+        self.figure.clear()  # also resets the margins
+        self.figure.subplots_adjust(left=0.17, right=0.86, bottom=0.17, top=0.88)
         self.ax = self.figure.add_subplot()
         n, m = shape
         if self._log_scale:

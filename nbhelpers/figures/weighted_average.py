@@ -12,7 +12,7 @@ from matplotlib.patches import Polygon
 
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
-from .canvas import Canvas, check_labels, to_numpy
+from .canvas import Canvas, check_labels, keep_labels_apart, to_numpy
 
 
 def convex_hull(points: np.ndarray) -> np.ndarray:
@@ -69,21 +69,19 @@ class WeightedAverageCanvas(Canvas):
         outline = Polygon(hull, closed=True, facecolor="#e8eef6", edgecolor="#3b6ea8", zorder=0)
         self._artists = [ax.add_patch(outline)]
         o = a @ V
+        labels_drawn = []
         for j, (x, y) in enumerate(V):
             self._artists.append(
                 ax.scatter(
                     [x], [y], s=40 + 600 * a[j], color=SERIES_COLOURS[0], alpha=0.8, zorder=2
                 )
             )
-            self._artists.append(
-                ax.annotate(
-                    f"{labels[j]}  {a[j]:.2f}",
-                    (x, y),
-                    textcoords="offset points",
-                    xytext=(8, 6),
-                    fontsize=10,
-                )
-            )
+            label = ax.annotate(
+                f"{labels[j]}  {a[j]:.2f}", (x, y), textcoords="offset points", xytext=(8, 6),
+                fontsize=10,
+            )  # fmt: skip
+            labels_drawn.append(label)
+            self._artists.append(label)
             self._artists.append(
                 ax.plot([o[0], x], [o[1], y], color="#999999", linewidth=0.5 + 3 * a[j], zorder=1)[
                     0
@@ -107,6 +105,7 @@ class WeightedAverageCanvas(Canvas):
         ax.set_xlabel(tr("value feature 1"))
         ax.set_ylabel(tr("value feature 2"))
         ax.set_title(translate(title) or "", fontsize=11)
+        keep_labels_apart(self.figure, labels_drawn)
         return self.figure
 
 
