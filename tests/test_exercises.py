@@ -18,24 +18,30 @@ from nbhelpers.exercises import (
     FAILED,
     NOT_ATTEMPTED,
     PASSED,
+    check_accumulated_step,
     check_attention,
+    check_attention_entropy,
     check_cached_attention_step,
-    check_causal_mask,
+    check_cached_causal_mask,
+    check_causal_multi_head,
+    check_causality_test,
+    check_decode_embedding,
     check_embed,
     check_gpt1_block,
+    check_gpt1_forward,
     check_greedy_generate,
-    check_layer_norm,
+    check_left_padded_mask,
     check_log_likelihood,
-    check_masked_attention,
-    check_merge_heads,
+    check_log_softmax,
+    check_merge_partials,
     check_multi_head_attention,
-    check_one_hot,
-    check_online_softmax_attention,
+    check_parameter_count,
     check_sample_next_token,
+    check_score_divisor,
     check_self_attention,
     check_similarity_scores,
-    check_softmax,
-    check_split_heads,
+    check_softmax_backward,
+    check_top_p_filter,
 )
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
@@ -56,22 +62,28 @@ def solved():
 
 CHECKERS = {
     check_similarity_scores: "my_similarity_scores",
-    check_softmax: "my_softmax",
+    check_score_divisor: "my_score_divisor",
+    check_log_softmax: "my_log_softmax",
+    check_softmax_backward: "my_softmax_backward",
     check_attention: "my_attention",
     check_self_attention: "MySelfAttention",
-    check_causal_mask: "my_causal_mask",
-    check_masked_attention: "my_masked_attention",
-    check_split_heads: "my_split_heads",
-    check_merge_heads: "my_merge_heads",
+    check_attention_entropy: "my_attention_entropy",
+    check_left_padded_mask: "my_left_padded_mask",
+    check_causality_test: "my_causality_test",
     check_multi_head_attention: "MyMultiHeadAttention",
-    check_one_hot: "my_one_hot",
+    check_causal_multi_head: "MyCausalMultiHead",
+    check_decode_embedding: "my_decode_embedding",
     check_embed: "my_embed",
-    check_layer_norm: "my_layer_norm",
     check_gpt1_block: "MyGPT1Block",
+    check_gpt1_forward: "my_gpt1_forward",
+    check_parameter_count: "my_parameter_count",
     check_log_likelihood: "my_log_likelihood",
+    check_accumulated_step: "my_accumulated_step",
     check_sample_next_token: "my_sample_next_token",
     check_greedy_generate: "my_greedy_generate",
-    check_online_softmax_attention: "my_online_softmax_attention",
+    check_top_p_filter: "my_top_p_filter",
+    check_merge_partials: "my_merge_partials",
+    check_cached_causal_mask: "my_cached_causal_mask",
     check_cached_attention_step: "my_cached_attention_step",
 }
 IDS = [c.__name__ for c in CHECKERS]
@@ -169,20 +181,6 @@ def test_similarity_scores_mistakes(answer, hint):
         assert "expected" in report  # the shapes differ unless n = m
 
 
-@pytest.mark.parametrize(
-    ("answer", "hint"),
-    [
-        (lambda s: F.softmax(s, dim=0), "softmax over the wrong axis"),
-        (lambda s: torch.exp(s) / torch.exp(s).sum(-1, keepdim=True), "exp overflows"),
-        (lambda s: F.softmax(s, dim=-1), "all -inf must give zeros, not NaN"),
-        (lambda s: torch.exp(s - s.amax(-1, keepdim=True)), "not normalised"),
-        (lambda s: F.softmax(s, dim=-2), "softmax over the wrong axis"),
-    ],
-)
-def test_softmax_mistakes(answer, hint):
-    rejects(check_softmax, answer, hint)
-
-
 def attention_with(softmax_dim=-1, scale=True, mask_mode="add"):
     def answer(Q, K, V, mask=None):
         scores = scores_of(Q, K) / (math.sqrt(Q.shape[-1]) if scale else 1.0)
@@ -251,83 +249,6 @@ def test_a_module_without_the_named_layers_is_told_which_one_is_missing():
     assert "needs an attribute W_V that is an nn.Linear" in report
 
 
-def mask_from(pattern, fill=NEG_INF, as_bool=False):
-    def answer(n):
-        blocked = pattern(torch.ones(n, n, dtype=torch.bool))
-        return blocked if as_bool else torch.zeros(n, n).masked_fill(blocked, fill)
-
-    return answer
-
-
-@pytest.mark.parametrize(
-    ("answer", "hint"),
-    [
-        (mask_from(lambda t: t.tril(-1)), "the mask is reversed"),
-        (mask_from(lambda t: t.triu(0)), "off by one"),
-        (mask_from(lambda t: t.triu(1), as_bool=True), "a boolean mask"),
-        (mask_from(lambda t: t.triu(1), fill=-1e9), "is not -inf"),
-        (mask_from(lambda t: ~t.triu(1), as_bool=True), "True where allowed"),
-    ],
-)
-def test_causal_mask_mistakes(answer, hint):
-    rejects(check_causal_mask, answer, hint)
-
-
-def masked_attention_with(pattern=lambda t: t.triu(1), after=False, scale=True):
-    def answer(Q, K, V):
-        n = Q.shape[-2]
-        blocked = pattern(torch.ones(n, n, dtype=torch.bool))
-        scores = scores_of(Q, K) / (math.sqrt(Q.shape[-1]) if scale else 1.0)
-        if after:
-            return (F.softmax(scores, -1) * ~blocked) @ V
-        return F.softmax(scores.masked_fill(blocked, NEG_INF), -1).nan_to_num(0.0) @ V
-
-    return answer
-
-
-@pytest.mark.parametrize(
-    ("answer", "hint"),
-    [
-        (masked_attention_with(pattern=lambda t: t & False), "no mask"),
-        (masked_attention_with(pattern=lambda t: t.tril(-1)), "the mask is reversed"),
-        (masked_attention_with(pattern=lambda t: t.triu(0)), "off by one"),
-        (masked_attention_with(after=True), "applied after softmax"),
-        (masked_attention_with(scale=False), "not divided by √d_k"),
-    ],
-)
-def test_masked_attention_mistakes(answer, hint):
-    rejects(check_masked_attention, answer, hint)
-
-
-@pytest.mark.parametrize(
-    ("answer", "hint"),
-    [
-        (lambda x, h: x.reshape(*x.shape[:-2], h, x.shape[-2], -1), "without the transpose"),
-        (lambda x, h: x.unflatten(-1, (h, x.shape[-1] // h)), "transpose it to (..., n_h"),
-        (lambda x, h: x.unflatten(-1, (-1, h)).transpose(-1, -2).transpose(-3, -2),
-         "contiguous slice"),
-        (lambda x, h: x.unflatten(-1, (h, -1)).transpose(-3, -2)[..., :1, :], "expected shape"),
-    ],
-)  # fmt: skip
-def test_split_heads_mistakes(answer, hint):
-    result = check_split_heads(answer)
-    assert result.status == FAILED and hint in repr(result), repr(result)
-
-
-@pytest.mark.parametrize(
-    ("answer", "hint"),
-    [
-        (lambda x: x.reshape(*x.shape[:-3], x.shape[-2], -1), "without the transpose"),
-        (lambda x: x.transpose(-3, -2), "flatten the last two axes"),
-        (lambda x: x.flatten(-3, -2), "expected shape"),
-        (lambda x: x.sum(-3), "expected shape"),
-    ],
-)
-def test_merge_heads_mistakes(answer, hint):
-    result = check_merge_heads(answer)
-    assert result.status == FAILED and hint in repr(result), repr(result)
-
-
 def multi_head_class(scale_by="d_head", use_output=True, transpose=True, split=True):
     class Answer(nn.Module):
         def __init__(self, d_model, n_heads):
@@ -367,21 +288,6 @@ def test_multi_head_attention_mistakes(answer, hint):
     rejects(check_multi_head_attention, answer, hint)
 
 
-@pytest.mark.parametrize(
-    ("answer", "hint"),
-    [
-        (lambda ids, V: F.one_hot(ids, V), "must be floating point"),
-        (lambda ids, V: F.one_hot(ids, V).float().transpose(-2, -1), "U is transposed"),
-        # F.one_hot raises for the id V - 1: the report shows that exception
-        (lambda ids, V: F.one_hot(ids, V - 1).float(), "the answer raised RuntimeError"),
-        (lambda ids, V: F.one_hot(ids + 1, V + 1)[..., :-1].float(), "one column to the right"),
-    ],
-)
-def test_one_hot_mistakes(answer, hint):
-    result = check_one_hot(answer)
-    assert result.status == FAILED and hint in repr(result), repr(result)
-
-
 def lookup(ids, W_e):
     return W_e[ids]
 
@@ -389,43 +295,32 @@ def lookup(ids, W_e):
 @pytest.mark.parametrize(
     ("answer", "hint"),
     [
-        (lambda ids, W_e, W_p: lookup(ids, W_e), "the positions are missing"),
-        (lambda ids, W_e, W_p: W_p[: ids.shape[-1]].expand(*ids.shape, -1), "only the positions"),
-        (lambda ids, W_e, W_p: lookup(ids, W_e) + W_p[0], "every position got W_p[0]"),
-        (lambda ids, W_e, W_p: lookup(ids, W_e) + W_p[1 : ids.shape[-1] + 1], "shifted by one"),
-        (lambda ids, W_e, W_p: lookup(ids, W_e) + W_p, "the answer raised RuntimeError"),
+        (lambda ids, W_e, W_p, start=0: lookup(ids, W_e), "the positions are missing"),
+        (
+            lambda ids, W_e, W_p, start=0: W_p[start : start + ids.shape[-1]].expand(
+                *ids.shape, -1
+            ),
+            "only the positions",
+        ),
+        (lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p[start], "the same row of W_p"),
+        (
+            lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p[: ids.shape[-1]],
+            "start is ignored",
+        ),
+        (
+            lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p[1 : ids.shape[-1] + 1],
+            "shifted by one",
+        ),
+        (lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p, "the answer raised RuntimeError"),
+        (
+            lambda ids, W_e, W_p: lookup(ids, W_e) + W_p[: ids.shape[-1]],
+            "the answer raised TypeError",
+        ),
     ],
 )
 def test_embed_mistakes(answer, hint):
     result = check_embed(answer)
     assert result.status == FAILED and hint in repr(result), repr(result)
-
-
-def centred(x):
-    return x - x.mean(-1, keepdim=True)
-
-
-def biased_variance(x):
-    return centred(x).pow(2).mean(-1, keepdim=True)
-
-
-@pytest.mark.parametrize(
-    ("answer", "hint"),
-    [
-        (lambda x, g, b, eps=1e-5: g * centred(x) / (biased_variance(x).sqrt() + eps) + b,
-         "eps is outside the square root"),
-        (lambda x, g, b, eps=1e-5: g * centred(x) / torch.sqrt(x.var(-1, keepdim=True) + eps) + b,
-         "unbiased"),
-        (lambda x, g, b, eps=1e-5: g * (x - x.mean(0)) / torch.sqrt(x.var(0, unbiased=False) + eps)
-         + b, "wrong axis"),
-        (lambda x, g, b, eps=1e-5: g * centred(x) / torch.sqrt(biased_variance(x) + 1e-5) + b,
-         "the eps argument is ignored"),
-        (lambda x, g, b, eps=1e-5: centred(x) / torch.sqrt(biased_variance(x) + eps),
-         "the gain and bias are missing"),
-    ],
-)  # fmt: skip
-def test_layer_norm_mistakes(answer, hint):
-    rejects(check_layer_norm, answer, hint)
 
 
 def block_class(order="post", mask=True, first_residual=True):
@@ -546,39 +441,6 @@ def test_greedy_generate_mistakes(answer, hint):
     rejects(check_greedy_generate, answer, hint)
 
 
-def full_matrix_attention(Q, K, V, block_size):
-    return F.softmax(scores_of(Q, K) / math.sqrt(Q.shape[-1]), -1) @ V
-
-
-def online(Q, K, V, block_size, running_max=True, rescale=True, scale=True):
-    factor = 1 / math.sqrt(Q.shape[-1]) if scale else 1.0
-    best = torch.full((*Q.shape[:-1], 1), NEG_INF if running_max else 0.0)
-    total = torch.zeros(*Q.shape[:-1], 1)
-    weighted = torch.zeros(*Q.shape[:-1], V.shape[-1])
-    for start in range(0, K.shape[-2], block_size):
-        s = scores_of(Q, K[..., start : start + block_size, :]) * factor
-        new = torch.maximum(best, s.amax(-1, keepdim=True)) if running_max else best
-        shrink = torch.exp(best - new) if rescale else torch.ones_like(best)
-        e = torch.exp(s - new)
-        total = total * shrink + e.sum(-1, keepdim=True)
-        weighted = weighted * shrink + e @ V[..., start : start + block_size, :]
-        best = new
-    return weighted / total
-
-
-@pytest.mark.parametrize(
-    ("answer", "hint"),
-    [
-        (full_matrix_attention, "built a full"),
-        (lambda Q, K, V, b: online(Q, K, V, b, running_max=False), "exp overflows"),
-        (lambda Q, K, V, b: online(Q, K, V, b, rescale=False), "rescale the earlier sums"),
-        (lambda Q, K, V, b: online(Q, K, V, b, scale=False), "not divided by √d_k"),
-    ],
-)
-def test_online_softmax_attention_mistakes(answer, hint):
-    rejects(check_online_softmax_attention, answer, hint)
-
-
 def step(q, k, v, cache_k, cache_v, order="after", extend=True, attend_new=True, scale=True):
     keys = torch.cat([cache_k, k] if order == "after" else [k, cache_k], -2)
     values = torch.cat([cache_v, v] if order == "after" else [v, cache_v], -2)
@@ -607,3 +469,443 @@ def test_reports_are_stable_from_run_to_run():
     assert repr(check_sample_next_token(sampler(use_top_k=False))) == repr(
         check_sample_next_token(sampler(use_top_k=False))
     )
+
+
+# --- the new exercises: reasoning and assembling ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda d, sq, sk: math.sqrt(d), "only √d_k"),
+        (lambda d, sq, sk: d * sq**2 * sk**2, "a variance, not a standard deviation"),
+        (lambda d, sq, sk: math.sqrt(d) * sq**2 * sk**2, "σ² where σ belongs"),
+        (lambda d, sq, sk: d * sq * sk, "d_k where √d_k belongs"),
+        (lambda d, sq, sk: math.sqrt(d) * (sq + sk), "the variances multiply"),
+    ],
+)
+def test_score_divisor_mistakes(answer, hint):
+    rejects(check_score_divisor, answer, hint)
+
+
+def test_score_divisor_agrees_with_sampled_scores(solved):
+    # The checker's formula, confirmed by simulation: q·k over 200,000 sampled pairs.
+    g = torch.Generator().manual_seed(0)
+    d_k, s_q, s_k = 8, 0.5, 3.0
+    q = torch.randn(200_000, d_k, generator=g, dtype=torch.float64) * s_q
+    k = torch.randn(200_000, d_k, generator=g, dtype=torch.float64) * s_k
+    scaled = (q * k).sum(-1) / solved["my_score_divisor"](d_k, s_q, s_k)
+    assert abs(float(scaled.std()) - 1.0) < 0.01
+
+
+def left_padded(
+    lengths,
+    n,
+    *,
+    side="left",
+    on="keys",
+    causal=True,
+    padding=True,
+    fill=NEG_INF,
+    patch_empty=False,
+):
+    positions = torch.arange(n)
+    L = torch.tensor(lengths)[:, None]
+    real = positions[None, :] >= n - L if side == "left" else positions[None, :] < L
+    allowed = torch.ones(len(lengths), n, n, dtype=torch.bool)
+    if causal:
+        allowed &= positions[None, :] <= positions[:, None]
+    if padding:
+        allowed &= real[:, None, :] if on == "keys" else real[:, :, None]
+    if patch_empty:
+        allowed |= ~allowed.any(-1, keepdim=True) & torch.eye(n, dtype=torch.bool)
+    return torch.zeros(allowed.shape).masked_fill(~allowed, fill)
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda lengths, n: left_padded(lengths, n, side="right"), "this is right padding"),
+        (lambda lengths, n: left_padded(lengths, n, on="queries"), "masked on the queries"),
+        (lambda lengths, n: left_padded(lengths, n, causal=False), "the causal part is missing"),
+        (lambda lengths, n: left_padded(lengths, n, padding=False), "the padding part is missing"),
+        (lambda lengths, n: left_padded(lengths, n, patch_empty=True), "must stay all -inf"),
+        (lambda lengths, n: left_padded(lengths, n, fill=-1e9), "is not -inf"),
+        (lambda lengths, n: torch.isfinite(left_padded(lengths, n)), "a boolean mask"),
+    ],
+)
+def test_left_padded_mask_mistakes(answer, hint):
+    rejects(check_left_padded_mask, answer, hint)
+
+
+def causality_test(positions="all", atol=1e-6, compare="before"):
+    def is_causal(layer, n, d_model):
+        x = torch.randn(n, d_model)
+        with torch.no_grad():
+            before = layer(x)
+            for k in range(1, n) if positions == "all" else [1]:
+                changed = x.clone()
+                changed[k] += 1.0
+                after = layer(changed)
+                rows = slice(0, k) if compare == "before" else slice(0, n)
+                if not torch.allclose(after[rows], before[rows], rtol=0, atol=atol):
+                    return False
+        return True
+
+    return is_causal
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda layer, n, d: True, "calls attention without a mask causal"),
+        (lambda layer, n, d: False, "calls a causal layer non-causal"),
+        (causality_test(positions="one"), "calls a leaking layer causal"),
+        (causality_test(atol=1e-2), "calls a leaking layer causal"),
+        (causality_test(compare="all"), "calls a causal layer non-causal"),
+    ],
+)
+def test_causality_test_mistakes(answer, hint):
+    rejects(check_causality_test, answer, hint)
+
+
+def fused_class(mask=True, average=False, layout="qkv", scale_by="d_head", use_output=True):
+    class Fused(nn.Module):
+        def __init__(self, d_model, n_heads):
+            super().__init__()
+            self.h = n_heads
+            self.W_QKV = nn.Linear(d_model, 3 * d_model)
+            self.W_O = nn.Linear(d_model, d_model)
+
+        def forward(self, x):
+            *batch, n, d = x.shape
+            d_head = d // self.h
+            qkv = self.W_QKV(x)
+            if layout == "qkv":
+                q, k, v = (
+                    t.unflatten(-1, (self.h, d_head)).transpose(-3, -2) for t in qkv.split(d, -1)
+                )
+            else:
+                q, k, v = (
+                    qkv.unflatten(-1, (self.h, 3 * d_head)).transpose(-3, -2).split(d_head, -1)
+                )
+            scores = q @ k.mT / math.sqrt(d_head if scale_by == "d_head" else d)
+            if mask:
+                scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), NEG_INF)
+            weights = F.softmax(scores, -1)
+            out = (weights @ v).transpose(-3, -2).flatten(-2)
+            return (self.W_O(out) if use_output else out), (
+                weights.mean(-3) if average else weights
+            )
+
+    return Fused
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (fused_class(mask=False), "no causal mask"),
+        (fused_class(average=True), "averaged over the heads"),
+        (fused_class(layout="per_head"), "the fused output is [Q | K | V]"),
+        (fused_class(scale_by="d_model"), "√d_model"),
+        (fused_class(use_output=False), "W_O is missing"),
+    ],
+)
+def test_causal_multi_head_mistakes(answer, hint):
+    rejects(check_causal_multi_head, answer, hint)
+
+
+def gpt1_forward(positions=True, blocks="all", output="logits", last_only=False):
+    def forward(model, ids):
+        n = ids.shape[-1]
+        h = model.W_e.weight[ids] + (model.W_p[:n] if positions else 0)
+        chosen = {"all": list(model.blocks), "none": [], "last": [model.blocks[-1]]}[blocks]
+        for block in chosen:
+            h = block(h)
+        logits = h @ model.W_e.weight.T
+        logits = logits[..., -1, :] if last_only else logits
+        return {"logits": logits, "probs": logits.softmax(-1)}[output]
+
+    return forward
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (gpt1_forward(positions=False), "W_p is missing"),
+        (gpt1_forward(blocks="none"), "the blocks are skipped"),
+        (gpt1_forward(blocks="last"), "only the last block"),
+        (gpt1_forward(output="probs"), "probabilities, not logits"),
+        (gpt1_forward(last_only=True), "only the last position"),
+    ],
+)
+def test_gpt1_forward_mistakes(answer, hint):
+    rejects(check_gpt1_forward, answer, hint)
+
+
+def accumulated(shift=True, ignore=True, weighting="tokens", zero="once", step="once", split=True):
+    def one_step(model, optimizer, ids, pad_id, micro_batch):
+        chunks = ids.split(micro_batch) if split else [ids]
+        pairs = [(chunk[:, :-1], chunk[:, 1:]) if shift else (chunk, chunk) for chunk in chunks]
+        total = sum(int((t != pad_id).sum()) if ignore else t.numel() for _, t in pairs)
+        if zero == "once":
+            optimizer.zero_grad()
+        reported = 0.0
+        for inputs, targets in pairs:
+            if zero == "each":
+                optimizer.zero_grad()
+            summed = F.cross_entropy(
+                model(inputs).flatten(0, 1),
+                targets.flatten(),
+                ignore_index=pad_id if ignore else -100,
+                reduction="sum",
+            )
+            count = int((targets != pad_id).sum())
+            loss = {
+                "tokens": summed / total,
+                "means": summed / count / len(pairs),
+                "sum": summed,
+            }[weighting]
+            loss.backward()
+            reported += loss.item()
+            if step == "each":
+                optimizer.step()
+        if step == "once":
+            optimizer.step()
+        return reported
+
+    return one_step
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (accumulated(weighting="means"), "the mean of the micro-batches' means"),
+        (accumulated(shift=False), "the targets are not shifted"),
+        (accumulated(ignore=False), "the <PAD> targets count"),
+        (accumulated(weighting="sum"), "the loss is a sum"),
+        (accumulated(zero="none"), "the old gradients were not cleared"),
+        (accumulated(zero="each"), "zero_grad inside the loop"),
+        (accumulated(step="each"), "a step per micro-batch"),
+        (accumulated(step="none"), "the weights did not move"),
+        (accumulated(split=False), "ids.split(micro_batch)"),
+    ],
+)
+def test_accumulated_step_mistakes(answer, hint):
+    rejects(check_accumulated_step, answer, hint)
+
+
+def test_the_checkers_plain_sgd_is_torchs_sgd():
+    from nbhelpers.exercises.gpt import PlainSGD
+
+    torch.manual_seed(0)
+    ours, theirs = nn.Linear(4, 3), nn.Linear(4, 3)
+    theirs.load_state_dict(ours.state_dict())
+    x = torch.randn(5, 4)
+    for model, optimizer in (
+        (ours, PlainSGD(ours.parameters(), lr=0.5)),
+        (theirs, torch.optim.SGD(theirs.parameters(), lr=0.5)),
+    ):
+        for _ in range(2):
+            optimizer.zero_grad()
+            model(x).pow(2).sum().backward()
+            optimizer.step()
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize(("checker", "name"), CHECKERS.items(), ids=IDS)
+def test_a_checker_leaves_the_learners_state_alone(checker, name, solved):
+    torch.manual_seed(123)
+    expected_draw = torch.rand(3)
+    torch.manual_seed(123)
+    dtype, threads, grad = (
+        torch.get_default_dtype(),
+        torch.get_num_threads(),
+        torch.is_grad_enabled(),
+    )
+    checker(solved[name])
+    assert torch.equal(torch.rand(3), expected_draw), "the checker moved the learner's random state"
+    assert torch.get_default_dtype() == dtype
+    assert torch.get_num_threads() == threads
+    assert torch.is_grad_enabled() == grad
+
+
+def log_softmax(s, stable=True, via_softmax=False, dim=-1):
+    if via_softmax:
+        return torch.log(F.softmax(s, dim=dim))
+    m = s.amax(dim, keepdim=True) if stable else torch.zeros_like(s.amax(dim, keepdim=True))
+    return s - m - torch.log(torch.exp(s - m).sum(dim, keepdim=True))
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda s: log_softmax(s, via_softmax=True), "log of softmax underflows"),
+        (lambda s: log_softmax(s, stable=False), "exp overflows without the maximum"),
+        (lambda s: log_softmax(s, dim=0), "over the wrong axis"),
+        (lambda s: F.softmax(s, dim=-1), "the softmax itself"),
+    ],
+)
+def test_log_softmax_mistakes(answer, hint):
+    rejects(check_log_softmax, answer, hint)
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda a, g: a * g, "a ⊙ g alone"),
+        (lambda a, g: g - (a * g).sum(-1, keepdim=True), "without the factor a"),
+        (lambda a, g: a * ((a * g).sum(-1, keepdim=True) - g), "the sign is reversed"),
+    ],
+)
+def test_softmax_backward_mistakes(answer, hint):
+    rejects(check_softmax_backward, answer, hint)
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda a: -(a * torch.log(a)).sum(-1), "0 log 0 gave NaN"),
+        (lambda a: (a * torch.log(a)).nan_to_num(0.0).sum(-1), "the sign"),
+        (lambda a: -(a * torch.log2(a)).nan_to_num(0.0).sum(-1), "log base 2"),
+    ],
+)
+def test_attention_entropy_mistakes(answer, hint):
+    rejects(check_attention_entropy, answer, hint)
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda h0, W_e, W_p: torch.cdist(h0, W_e).argmin(-1), "the positions were not taken away"),
+        (
+            lambda h0, W_e, W_p: ((h0 - W_p[: h0.shape[-2]]) @ W_e.T).argmax(-1),
+            "the largest dot product is not the nearest row",
+        ),
+    ],
+)
+def test_decode_embedding_mistakes(answer, hint):
+    rejects(check_decode_embedding, answer, hint)
+
+
+def parameters(V, n_ctx, d, L, d_ff, tied=True, positions=True, biases=True, norms=True, ffn=None):
+    d_ff = ffn if ffn is not None else d_ff
+    attention = 4 * (d * d + (d if biases else 0))
+    feed_forward = 2 * d * d_ff + ((d_ff + d) if biases else 0)
+    block = attention + feed_forward + (4 * d if norms else 0)
+    return V * d * (1 if tied else 2) + (n_ctx * d if positions else 0) + L * block
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda *a: parameters(*a, tied=False), "W_e counted twice"),
+        (lambda *a: parameters(*a, positions=False), "W_p is missing"),
+        (lambda *a: parameters(*a, biases=False), "the biases are missing"),
+        (lambda *a: parameters(*a, norms=False), "the LayerNorms are missing"),
+        (lambda V, n, d, L, f: parameters(V, n, d, L, f, ffn=4 * d), "d_ff is given"),
+    ],
+)
+def test_parameter_count_mistakes(answer, hint):
+    rejects(check_parameter_count, answer, hint)
+
+
+def nucleus(probs, p, crossing=True, renormalise=True, descending=True):
+    values, order = probs.sort(descending=descending)
+    keep_sorted = (values.cumsum(0) - values < p) if crossing else (values.cumsum(0) <= p)
+    keep = torch.zeros_like(probs, dtype=torch.bool)
+    keep[order] = keep_sorted
+    kept = probs * keep
+    return kept / kept.sum() if renormalise else kept
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda probs, p: nucleus(probs, p, crossing=False), "the token that crosses p"),
+        (lambda probs, p: nucleus(probs, p, renormalise=False), "not renormalised"),
+        (lambda probs, p: nucleus(probs, p, descending=False), "the least likely tokens"),
+    ],
+)
+def test_top_p_filter_mistakes(answer, hint):
+    rejects(check_top_p_filter, answer, hint)
+
+
+def merge(m1, l1, acc1, m2, l2, acc2, mode="right"):
+    m = torch.maximum(m1, m2)
+    if mode == "none":
+        return m, l1 + l2, acc1 + acc2
+    if mode == "inverted":
+        f1, f2 = torch.exp(m - m1), torch.exp(m - m2)
+    else:
+        f1, f2 = torch.exp(m1 - m), torch.exp(m2 - m)
+    if mode == "l_only":
+        return m, l1 * f1 + l2 * f2, acc1 + acc2
+    return m, l1 * f1 + l2 * f2, acc1 * f1 + acc2 * f2
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda *a: merge(*a, mode="none"), "added without rescaling"),
+        (lambda *a: merge(*a, mode="inverted"), "rescaled by e^(m - m_i)"),
+        (lambda *a: merge(*a, mode="l_only"), "only l was rescaled"),
+        (lambda *a: merge(*a, mode="naive"), "an empty block made NaN"),
+    ],
+)
+def test_merge_partials_mistakes(answer, hint):
+    rejects(check_merge_partials, answer, hint)
+
+
+def lower_right(n, m, offset=True, cache_visible=True, own_key=True):
+    shift = (m - n) if offset else 0
+    blocked = torch.ones(n, m, dtype=torch.bool).triu(shift + (1 if own_key else 0))
+    if not cache_visible:
+        blocked |= torch.arange(m) < m - n
+    return torch.zeros(n, m).masked_fill(blocked, NEG_INF)
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda n, m: lower_right(n, m, offset=False), "the offset is missing"),
+        (lambda n, m: lower_right(n, m, cache_visible=False), "the cached keys are hidden"),
+        (lambda n, m: lower_right(n, m, own_key=False), "off by one"),
+        (lambda n, m: torch.isfinite(lower_right(n, m)), "a boolean mask"),
+    ],
+)
+def test_cached_causal_mask_mistakes(answer, hint):
+    rejects(check_cached_causal_mask, answer, hint)
+
+
+def test_the_cached_masks_reference_is_torchs_lower_right_bias():
+    from torch.nn.attention.bias import causal_lower_right
+
+    for n, m in ((1, 5), (3, 5), (4, 4), (2, 7)):
+        assert torch.equal(
+            causal_lower_right(n, m)._materialize(),
+            torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n),
+        )
+
+
+def test_the_parameter_count_matches_gpt1_itself(solved):
+    from nbhelpers import GPT1, GPT1Config
+
+    config = GPT1Config(vocab_size=41, n_ctx=32, d_model=64, n_layers=2, n_heads=4)
+    model = GPT1(config)
+    expected = sum(p.numel() for p in model.parameters())  # W_e is one tensor: tied
+    assert solved["my_parameter_count"](41, 32, 64, 2, 256) == expected
+
+
+def test_a_wrong_matrix_is_drawn_beside_the_report(solved):
+    wrong = check_left_padded_mask(lambda lengths, n: left_padded(lengths, n, side="right"))
+    bundle = wrong._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(wrong)
+    assert bundle["image/png"].startswith("iVBOR")  # base64 of the PNG signature
+    expected, got = wrong.picture
+    assert expected.shape == got.shape == (2, 5, 5)
+    right = check_left_padded_mask(solved["my_left_padded_mask"])
+    assert "image/png" not in right._repr_mimebundle_()
+    a_number = check_score_divisor(lambda d, sq, sk: math.sqrt(d))
+    assert a_number.status == FAILED and "image/png" not in a_number._repr_mimebundle_()

@@ -6,6 +6,7 @@ notebooks themselves show are checked the same way while nbval runs them (confte
 from __future__ import annotations
 
 import inspect
+import math
 
 import matplotlib.text
 import pytest
@@ -103,6 +104,7 @@ def _history():
 
 def _builders():
     from nbhelpers import figures
+    from nbhelpers.figures.check_difference import check_difference_figure
 
     randn = seeded_randn(0)  # each test draws the same numbers, whatever ran before it
     weights = torch.softmax(randn(5, 5), -1)
@@ -112,6 +114,11 @@ def _builders():
             [1, 4, 16], {"measured": [1.0, 2.0, 4.0]}, ylabel="std", theory={"√d_k": [1, 2, 4]}
         ),
         "attention_heatmap": lambda: figures.attention_heatmap(weights, TOKENS, TOKENS),
+        "check_difference_figure": lambda: check_difference_figure(
+            torch.zeros(5, 5).masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), -math.inf),
+            torch.zeros(5, 5).masked_fill(torch.ones(5, 5, dtype=torch.bool).tril(-1), -math.inf),
+            title='✗ causal_mask: case 2 of 3, "n = 5": n = 5',
+        ),
         "attention_heatmaps": lambda: figures.attention_heatmaps(
             torch.stack([weights, weights.T.softmax(-1)]), TOKENS
         ),

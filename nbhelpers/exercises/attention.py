@@ -9,7 +9,17 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..support.language import tr
-from .core import Case, CheckResult, check_class, check_function, randn, run_cases, seeded, shapes
+from .core import (
+    Case,
+    CheckResult,
+    check_class,
+    check_function,
+    leaves_state_alone,
+    randn,
+    run_cases,
+    seeded,
+    shapes,
+)
 
 NEG_INF = float("-inf")
 
@@ -25,6 +35,7 @@ def attempt(fn, *args):
 # --- 01: similarity scores -------------------------------------------------------------------
 
 
+@leaves_state_alone
 def check_similarity_scores(fn) -> CheckResult:
     """fn(Q, K) must give Q Kᵀ / √d_k: (..., n, d_k), (..., m, d_k) -> (..., n, m)."""
     check_function("fn", fn)
@@ -76,72 +87,250 @@ def check_similarity_scores(fn) -> CheckResult:
     )
 
 
-# --- 02: softmax -----------------------------------------------------------------------------
+# --- 01: the divisor for any variance --------------------------------------------------------
 
 
-def check_softmax(fn) -> CheckResult:
-    """fn(scores) must be a row-wise softmax over the last axis: stable at ±1000, and a row
-    that is all -inf gives zeros, never NaN."""
+@leaves_state_alone
+def check_score_divisor(fn) -> CheckResult:
+    """fn(d_k, sigma_q, sigma_k) must give the number to divide q·k by so that the scores
+    have variance 1 when the entries of q and of k are independent with mean 0 and standard
+    deviations sigma_q and sigma_k: Var(q·k) = d_k σ_q² σ_k², so the divisor is √d_k σ_q σ_k.
+    (The tests confirm the formula on a million sampled pairs.)"""
     check_function("fn", fn)
-    g = seeded(2)
-    blocked = torch.tensor([[0.5, -1.0, 2.0], [NEG_INF, NEG_INF, NEG_INF], [1.0, NEG_INF, 0.0]])
-    inputs = [
-        (tr("a 4 x 6 matrix"), randn(g, 4, 6)),
-        (tr("batched (2, 3, 5)"), randn(g, 2, 3, 5)),
-        ("float64", randn(g, 3, 4, dtype=torch.float64)),
-        (
-            tr("large scores ±1000"),
-            torch.tensor([[1000.0, 999.0, 998.0], [-1000.0, -1001.0, -999.0]]),
-        ),
-        (tr("a fully masked row (all -inf)"), blocked),
-    ]
     cases = []
-    for name, scores in inputs:
-        reference = F.softmax(scores, dim=-1).nan_to_num(0.0)  # torch gives NaN for all -inf
-        exps = torch.exp(scores)
+    for name, d_k, s_q, s_k in (
+        (tr("σ_q = 0.5, σ_k = 3, d_k = 8"), 8, 0.5, 3.0),
+        (tr("unit variance, d_k = 64"), 64, 1.0, 1.0),
+        (tr("σ = 2 for both, d_k = 16"), 16, 2.0, 2.0),
+        (tr("one feature, σ_q = 1, σ_k = 4"), 1, 1.0, 4.0),
+    ):
+
+        def value(x):
+            return torch.tensor(float(x), dtype=torch.float64)
+
+        root = math.sqrt(d_k)
         cases.append(
             Case(
                 name,
-                shapes(scores=scores),
-                lambda f, s=scores: f(s.clone()),
-                reference,
-                atol=1e-6 if scores.dtype == torch.float32 else 1e-12,
+                f"d_k = {d_k}, sigma_q = {s_q:g}, sigma_k = {s_k:g}",
+                lambda f, d_k=d_k, s_q=s_q, s_k=s_k: value(f(d_k, s_q, s_k)),
+                value(math.sqrt(d_k * s_q**2 * s_k**2)),
+                atol=1e-9 * root * s_q * s_k,
                 mistakes=[
                     (
                         tr(
-                            "the rows do not sum to 1: softmax over the wrong axis? Sum over dim=-1"
+                            "only √d_k: that assumes variance 1; with σ_q and σ_k the "
+                            "variance of q·k is d_k σ_q² σ_k²"
                         ),
-                        attempt(lambda s: F.softmax(s, dim=0), scores),
+                        value(root),
                     ),
                     (
-                        tr(
-                            "the rows do not sum to 1: softmax over the wrong axis? Sum over dim=-1"
-                        ),
-                        attempt(lambda s: F.softmax(s, dim=-2), scores),
+                        tr("a variance, not a standard deviation: take the square root"),
+                        value(d_k * s_q**2 * s_k**2),
                     ),
                     (
-                        tr(
-                            "a row that is all -inf must give zeros, not NaN (0/0): "
-                            "treat its maximum as 0 and divide only where the sum is positive"
-                        ),
-                        F.softmax(scores, dim=-1),
+                        tr("σ² where σ belongs: divide by the standard deviation √d_k σ_q σ_k"),
+                        value(root * s_q**2 * s_k**2),
                     ),
                     (
-                        tr("exp overflows at large scores: subtract each row's maximum first"),
-                        exps / exps.sum(-1, keepdim=True),
+                        tr("d_k where √d_k belongs"),
+                        value(d_k * s_q * s_k),
                     ),
                     (
-                        tr("the exponentials are not normalised: divide by their sum over the row"),
-                        torch.exp(scores - scores.amax(-1, keepdim=True).nan_to_num(0.0)),
+                        tr("one σ is missing: both the queries and the keys scale q·k"),
+                        value(root * s_q) if s_q != s_k else None,
+                    ),
+                    (
+                        tr("one σ is missing: both the queries and the keys scale q·k"),
+                        value(root * s_k) if s_q != s_k else None,
+                    ),
+                    (
+                        tr("σ_q + σ_k: the variances multiply, they do not add"),
+                        value(root * (s_q + s_k)),
                     ),
                 ],
             )
         )
     return run_cases(
-        "softmax",
+        "score_divisor",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return the row-wise softmax over the last axis."),
+        tr("Replace raise NotImplementedError: return the standard deviation of q·k."),
+    )
+
+
+# --- 02: log-softmax and the backward pass of softmax -----------------------------------------
+
+
+@leaves_state_alone
+def check_log_softmax(fn) -> CheckResult:
+    """fn(scores) must give log softmax over the last axis, s - logsumexp(s): finite where the
+    weight underflows to 0 (a gap of 1000), stable at ±1000, and -inf only where s is -inf."""
+    check_function("fn", fn)
+    g = seeded(21)
+    inputs = [
+        (tr("a 4 x 6 matrix"), randn(g, 4, 6)),
+        (tr("batched (2, 3, 5)"), randn(g, 2, 3, 5)),
+        ("float64", randn(g, 3, 4, dtype=torch.float64)),
+        (tr("large scores ±1000"), torch.tensor([[1000.0, 999.0, 998.0], [-1000.0, -999.0, 0.0]])),
+        (tr("a masked key (-inf)"), torch.tensor([[0.5, NEG_INF, 2.0], [1.0, 0.0, NEG_INF]])),
+    ]
+    cases = []
+    for name, s in inputs:
+        cases.append(
+            Case(
+                name,
+                shapes(scores=s),
+                lambda f, s=s: f(s.clone()),
+                F.log_softmax(s, dim=-1),
+                atol=1e-5 if s.dtype == torch.float32 else 1e-12,
+                mistakes=[
+                    (
+                        tr(
+                            "log of softmax underflows: a weight of e^-1000 is 0 in floating "
+                            "point and its log -inf; compute s - logsumexp(s) instead"
+                        ),
+                        torch.log(F.softmax(s, dim=-1)),
+                    ),
+                    (
+                        tr(
+                            "exp overflows without the maximum: subtract max(s) before exp, "
+                            "logsumexp(s) = m + log Σ exp(s - m)"
+                        ),
+                        s - torch.log(torch.exp(s).sum(-1, keepdim=True)),
+                    ),
+                    (
+                        tr("over the wrong axis: normalise over dim=-1"),
+                        attempt(F.log_softmax, s, 0),
+                    ),
+                    (
+                        tr("the softmax itself, not its log"),
+                        F.softmax(s, dim=-1),
+                    ),
+                ],
+            )
+        )
+    return run_cases(
+        "log_softmax",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return s - logsumexp(s) over the last axis."),
+    )
+
+
+@leaves_state_alone
+def check_softmax_backward(fn) -> CheckResult:
+    """fn(a, g) for weights a = softmax(s) and an upstream gradient g = ∂ℓ/∂a, both (..., m),
+    must give ∂ℓ/∂s = J g without building the (m, m) Jacobian J: a ⊙ (g - a·g). The reference
+    is torch.autograd.grad through F.softmax."""
+    check_function("fn", fn)
+    gen = seeded(22)
+    cases = []
+    for name, shape, dtype in (
+        (tr("one row of 5 weights"), (5,), torch.float32),
+        (tr("a 4 x 6 matrix of rows"), (4, 6), torch.float32),
+        (tr("batched (2, 3, 5)"), (2, 3, 5), torch.float32),
+        ("float64", (3, 4), torch.float64),
+    ):
+        s = randn(gen, *shape, dtype=dtype, scale=2.0).requires_grad_()
+        a = F.softmax(s, dim=-1)
+        g = randn(gen, *shape, dtype=dtype)
+        (expected,) = torch.autograd.grad(a, s, g)
+        a, g = a.detach(), g
+        dot = (a * g).sum(-1, keepdim=True)
+        cases.append(
+            Case(
+                name,
+                shapes(a=a, g=g),
+                lambda f, a=a, g=g: f(a.clone(), g.clone()),
+                expected,
+                atol=1e-6 if dtype == torch.float32 else 1e-12,
+                mistakes=[
+                    (
+                        tr(
+                            "a ⊙ g alone: the - a aᵀ part of the Jacobian is missing, a ⊙ (g - a·g)"
+                        ),
+                        a * g,
+                    ),
+                    (
+                        tr("g - a·g without the factor a: ∂ℓ/∂s_l = a_l (g_l - a·g)"),
+                        g - dot,
+                    ),
+                    (
+                        tr("the sum a·g runs over the wrong axis: sum over dim=-1, one per row"),
+                        attempt(lambda a=a, g=g: a * (g - (a * g).sum(0, keepdim=True))),
+                    ),
+                    (
+                        tr("the sign is reversed: a ⊙ (g - a·g), not a ⊙ (a·g - g)"),
+                        -(a * (g - dot)),
+                    ),
+                ],
+            )
+        )
+    return run_cases(
+        "softmax_backward",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return ∂ℓ/∂s = a ⊙ (g - a·g), row by row."),
+    )
+
+
+# --- 03: how spread out the weights are -------------------------------------------------------
+
+
+@leaves_state_alone
+def check_attention_entropy(fn) -> CheckResult:
+    """fn(weights) for rows that sum to 1 (or are all 0) must give each row's entropy in nats,
+    H = -Σ_j a_j log a_j with 0 log 0 = 0: (..., n, m) -> (..., n). The reference is
+    torch.special.entr."""
+    check_function("fn", fn)
+    g = seeded(23)
+    masked = F.softmax(
+        randn(g, 5, 5).masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), NEG_INF), -1
+    )
+    inputs = [
+        (tr("random weights, 4 x 6"), F.softmax(randn(g, 4, 6), -1)),
+        (tr("causal weights (exact zeros)"), masked),
+        (tr("one-hot and uniform rows"), torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.25] * 4])),
+        (tr("a row with nothing to see (all 0)"), torch.tensor([[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]])),
+        (tr("batched float64"), F.softmax(randn(g, 2, 3, 4, dtype=torch.float64), -1)),
+    ]
+    cases = []
+    for name, a in inputs:
+        expected = torch.special.entr(a).sum(-1)
+        plogp = a * torch.log(a)
+        cases.append(
+            Case(
+                name,
+                shapes(weights=a),
+                lambda f, a=a: f(a.clone()),
+                expected,
+                atol=1e-5 if a.dtype == torch.float32 else 1e-12,
+                mistakes=[
+                    (
+                        tr(
+                            "0 log 0 gave NaN: a zero weight contributes 0 (the limit of "
+                            "p log p), so skip or zero those terms"
+                        ),
+                        -plogp.sum(-1),
+                    ),
+                    (tr("the sign: H = -Σ a log a is positive"), plogp.nan_to_num(0.0).sum(-1)),
+                    (
+                        tr("log base 2 (bits): the course measures entropy in nats, log = ln"),
+                        -(plogp.nan_to_num(0.0) / math.log(2)).sum(-1),
+                    ),
+                    (
+                        tr("summed over the wrong axis: one entropy per query row, dim=-1"),
+                        attempt(lambda plogp=plogp: -plogp.nan_to_num(0.0).sum(-2)),
+                    ),
+                ],
+            )
+        )
+    return run_cases(
+        "attention_entropy",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return -Σ a log a for each row, with 0 log 0 = 0."),
     )
 
 
@@ -247,6 +436,7 @@ def attention_mistakes(Q, K, V, mask):
     return found
 
 
+@leaves_state_alone
 def check_attention(fn) -> CheckResult:
     """fn(Q, K, V, mask=None) must return (softmax(Q Kᵀ / √d_k + M) V, the weights), with
     an additive mask M."""
@@ -294,6 +484,7 @@ def linear_weights(module: nn.Module, *names: str) -> dict[str, nn.Linear]:
     return found
 
 
+@leaves_state_alone
 def check_self_attention(cls) -> CheckResult:
     """cls(d_model, d_k) is an nn.Module with W_Q, W_K, W_V (each nn.Linear(d_model, d_k));
     forward(X) returns the attended output (..., n, d_k). The reference is
@@ -349,222 +540,194 @@ def check_self_attention(cls) -> CheckResult:
     )
 
 
-# --- 04: the causal mask and masked attention ----------------------------------------------
+# --- 04: the mask of a left-padded batch, and a test for causality ---------------------------
 
 
-def check_causal_mask(fn) -> CheckResult:
-    """fn(n) must give the additive (n, n) mask M: 0 for i >= j, -inf for i < j, float."""
+def left_padded_allowed(lengths, n: int) -> torch.Tensor:
+    """(B, n, n) bool, True where query i may see key j: j <= i and key j is a real token
+    (left padding: sentence b's real tokens are its last lengths[b] positions)."""
+    positions = torch.arange(n)
+    real_key = positions[None, :] >= n - torch.tensor(lengths)[:, None]  # (B, n)
+    causal = positions[None, :] <= positions[:, None]  # (n, n): key j <= query i
+    return causal[None, :, :] & real_key[:, None, :]
+
+
+def additive(allowed: torch.Tensor, blocked_value: float = NEG_INF) -> torch.Tensor:
+    return torch.zeros(allowed.shape).masked_fill(~allowed, blocked_value)
+
+
+@leaves_state_alone
+def check_left_padded_mask(fn) -> CheckResult:
+    """fn(lengths, n) must give the additive (B, n, n) mask of a left-padded batch under the
+    causal mask: -inf where key j is in the future (j > i) or is padding (the first
+    n - lengths[b] positions of sentence b); a query with no real key keeps an all -inf row.
+    The reference builds the rule as booleans, the form F.scaled_dot_product_attention takes."""
     check_function("fn", fn)
     cases = []
-    for n in (1, 4, 7):
-        blocked = torch.ones(n, n, dtype=torch.bool).triu(1)
-        expected = torch.zeros(n, n).masked_fill(blocked, NEG_INF)
+    for name, lengths, n in (
+        (tr("[PAD] [PAD] 犬 が 歩く beside a full sentence"), [5, 3], 5),
+        (tr("three sentences, n = 4"), [2, 4, 1], 4),
+        (tr("an empty sentence"), [3, 0], 3),
+    ):
+        allowed = left_padded_allowed(lengths, n)
+        positions = torch.arange(n)
+        causal = positions[None, :] <= positions[:, None]
+        right_key = positions[None, :] < torch.tensor(lengths)[:, None]
+        real_query = positions[None, :] >= n - torch.tensor(lengths)[:, None]
+        empty = ~allowed.any(-1, keepdim=True)  # (B, n, 1): queries with nothing to see
         cases.append(
             Case(
-                f"n = {n}",
-                f"n = {n}",
-                lambda f, n=n: f(n),
-                expected,
+                name,
+                f"lengths = {lengths}, n = {n}",
+                lambda f, lengths=lengths, n=n: f(list(lengths), n),
+                additive(allowed),
                 atol=0.0,
                 mistakes=[
                     (
                         tr(
-                            "the mask is reversed: -inf must be above the diagonal "
-                            "(j > i, the future)"
+                            "this is right padding: here the padding comes first, at "
+                            "positions 0 .. n - length - 1"
                         ),
-                        torch.zeros(n, n).masked_fill(blocked.mT, NEG_INF),
+                        additive(causal[None] & right_key[:, None, :]),
                     ),
                     (
-                        tr("off by one: the diagonal (j = i) must stay 0, a token may see itself"),
-                        torch.zeros(n, n).masked_fill(
-                            torch.ones(n, n, dtype=torch.bool).triu(0), NEG_INF
+                        tr(
+                            "the padding is masked on the queries (rows): mask the padding "
+                            "keys (columns), so no query can see them"
                         ),
+                        additive(causal[None] & real_query[:, :, None]),
                     ),
                     (
-                        tr("a boolean mask: the theory's M is additive, 0.0 and -inf as floats"),
-                        blocked,
+                        tr("the causal part is missing: a query may not see later keys"),
+                        additive(real_key_all(lengths, n)),
                     ),
                     (
-                        tr("a boolean mask with True where allowed: M is additive, 0.0 and -inf"),
-                        ~blocked,
+                        tr("the padding part is missing: real tokens can see the [PAD] keys"),
+                        additive(causal[None].expand(len(lengths), n, n)),
+                    ),
+                    (
+                        tr(
+                            "an empty row must stay all -inf: a [PAD] query has no real key, "
+                            "and letting it see itself invents one (softmax turns the row "
+                            "into zero weights)"
+                        ),
+                        additive(allowed | (empty & torch.eye(n, dtype=torch.bool))),
                     ),
                     (
                         tr("a large negative number is not -inf: use float('-inf')"),
-                        torch.zeros(n, n).masked_fill(blocked, -1e9),
+                        additive(allowed, -1e9),
+                    ),
+                    (
+                        tr("a boolean mask: the exercise asks for the additive 0 / -inf form"),
+                        allowed,
+                    ),
+                    (
+                        tr("a boolean mask: the exercise asks for the additive 0 / -inf form"),
+                        ~allowed,
                     ),
                 ],
             )
         )
     return run_cases(
-        "causal_mask",
+        "left_padded_mask",
         fn,
         cases,
-        tr(
-            "Replace raise NotImplementedError: "
-            "return the (n, n) float mask, -inf above the diagonal."
-        ),
+        tr("Replace raise NotImplementedError: return the (B, n, n) additive mask."),
     )
 
 
-def check_masked_attention(fn) -> CheckResult:
-    """fn(Q, K, V) must be causal attention (n = m): query i sees keys j <= i only."""
+def real_key_all(lengths, n: int) -> torch.Tensor:
+    positions = torch.arange(n)
+    real_key = positions[None, :] >= n - torch.tensor(lengths)[:, None]
+    return real_key[:, None, :].expand(len(lengths), n, n)
+
+
+class Leak(nn.Module):
+    """A causal layer plus a small leak: output row `to` also gets `size` times input row
+    `source` (a later position when source > to)."""
+
+    def __init__(self, layer: nn.Module, source: int, to: int, size: float):
+        super().__init__()
+        self.layer, self.source, self.to, self.size = layer, source, to, size
+
+    def forward(self, x):
+        out = self.layer(x).clone()
+        out[..., self.to, :] += self.size * x[..., self.source, :]
+        return out
+
+
+class WithPast(nn.Module):
+    """A causal layer that also adds each position's previous input: causal, not a leak."""
+
+    def __init__(self, layer: nn.Module):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, x):
+        previous = torch.cat([torch.zeros_like(x[..., :1, :]), x[..., :-1, :]], dim=-2)
+        return self.layer(x) + previous
+
+
+@leaves_state_alone
+def check_causality_test(fn) -> CheckResult:
+    """fn(layer, n, d_model) must say whether a layer is causal: True when every output
+    position i depends only on the inputs at positions <= i, for layers that map (n, d_model)
+    to (n, d_model). The checker knows the truth of each layer it passes in, because it built
+    them: causal multi-head attention, the same without the mask, a position-wise layer, a
+    causal layer that also reads the past, and causal layers with one hidden leak."""
+    from ..multihead import MultiHeadAttention
+
     check_function("fn", fn)
-    g = seeded(5)
+    d_model, n = 8, 5
+    torch.manual_seed(16)  # inside the checker's own random state
+    causal = MultiHeadAttention(d_model, 2, causal=True).eval()
+    unmasked = MultiHeadAttention(d_model, 2, causal=False).eval()
+    missed_leak = tr(
+        "your test calls a leaking layer causal: perturb each position k in turn and "
+        "compare every output before k, with a tight tolerance"
+    )
+    flagged_causal = tr(
+        "your test calls a causal layer non-causal: only the outputs before the perturbed "
+        "position must stay the same; those at and after it may change"
+    )
+    layers = [
+        (tr("causal attention"), causal, True),
+        (tr("attention without the mask"), unmasked, False),
+        (tr("position-wise: one nn.Linear"), nn.Linear(d_model, d_model), True),
+        (tr("causal, and reads the previous position"), WithPast(causal), True),
+        (tr("a leak from the last position into position 0"), Leak(causal, n - 1, 0, 0.5), False),
+        (tr("a weak leak (1e-4) from position 3 into 2"), Leak(causal, 3, 2, 1e-4), False),
+    ]
     cases = []
-    for name, batch, n, d_k, d_v, dtype in (
-        (tr("one sentence, n = 5"), (), 5, 4, 3, torch.float32),
-        (tr("batched, n = 6, d_k = 8, d_v = 2"), (2,), 6, 8, 2, torch.float32),
-        ("float64", (), 4, 4, 4, torch.float64),
-    ):
-        Q, K, V = (randn(g, *batch, n, d, dtype=dtype) for d in (d_k, d_k, d_v))
-        blocked = torch.ones(n, n, dtype=torch.bool).triu(1)
-        M = torch.zeros(n, n, dtype=dtype).masked_fill(blocked, NEG_INF)
-        scores = Q @ K.mT / math.sqrt(d_k)
+    for name, layer, truth in layers:
+        hint = missed_leak if not truth else flagged_causal
+        if name == layers[1][0]:
+            hint = tr(
+                "your test calls attention without a mask causal: change a later input and "
+                "look at the earlier outputs"
+            )
         cases.append(
             Case(
                 name,
-                shapes(Q=Q, K=K, V=V),
-                lambda f, Q=Q, K=K, V=V: f(Q, K, V),
-                F.scaled_dot_product_attention(Q, K, V, is_causal=True),
-                atol=1e-5 if dtype == torch.float32 else 1e-10,
-                mistakes=[
-                    (
-                        tr("no mask: every query sees the future; add M before softmax"),
-                        F.softmax(scores, dim=-1) @ V,
-                    ),
-                    (
-                        tr("the mask is reversed: each query sees only itself and the future"),
-                        F.softmax(scores + M.mT, dim=-1) @ V,
-                    ),
-                    (
-                        tr("off by one: the diagonal is masked too, so a token cannot see itself"),
-                        diagonal_masked(scores, V),
-                    ),
-                    (
-                        tr("the mask is applied after softmax: add it to the scores before"),
-                        (F.softmax(scores, dim=-1) * (~blocked).to(dtype)) @ V,
-                    ),
-                    (
-                        tr("the scores are not divided by √d_k"),
-                        F.softmax(scores * math.sqrt(d_k) + M, dim=-1) @ V,
-                    ),
-                ],
+                f"layer (n = {n}, d_model = {d_model})",
+                lambda f, layer=layer: torch.tensor(bool(f(layer, n, d_model))),
+                torch.tensor(truth),
+                atol=0.0,
+                mistakes=[(hint, torch.tensor(not truth))],
             )
         )
     return run_cases(
-        "masked_attention",
+        "causality_test",
         fn,
         cases,
-        tr(
-            "Replace raise NotImplementedError: return causal attention softmax(Q Kᵀ / √d_k + M) V."
-        ),
+        tr("Replace raise NotImplementedError: return True if the layer is causal."),
     )
-
-
-def diagonal_masked(scores, V):
-    """Causal attention that also hides each token from itself (row 0 sees nothing: 0)."""
-    n = scores.shape[-1]
-    hidden = torch.ones(n, n, dtype=torch.bool).triu(0)
-    return F.softmax(scores.masked_fill(hidden, NEG_INF), dim=-1).nan_to_num(0.0) @ V
 
 
 # --- 05: heads --------------------------------------------------------------------------------
 
 
-def check_split_heads(fn) -> CheckResult:
-    """fn(x, n_heads) must map (..., n, d_model) to (..., n_h, n, d_head)."""
-    check_function("fn", fn)
-    g = seeded(6)
-    cases = []
-    for name, shape, h in (
-        (tr("one sentence, 2 heads"), (5, 8), 2),
-        (tr("batched, 4 heads"), (2, 3, 12), 4),
-        (tr("one head"), (4, 6), 1),
-    ):
-        x = randn(g, *shape)
-        *batch, n, d = shape
-        cases.append(
-            Case(
-                name,
-                shapes(x=x) + f", n_heads = {h}",
-                lambda f, x=x, h=h: f(x, h),
-                x.unflatten(-1, (h, d // h)).transpose(-3, -2),
-                atol=0.0,
-                mistakes=[
-                    (
-                        tr(
-                            "the features were cut into heads without the transpose: view as "
-                            "(..., n, n_h, d_head), then transpose(-3, -2)"
-                        ),
-                        x.reshape(*batch, h, n, d // h),
-                    ),
-                    (
-                        tr("shape (..., n, n_h, d_head): transpose it to (..., n_h, n, d_head)"),
-                        x.unflatten(-1, (h, d // h)),
-                    ),
-                    (
-                        tr(
-                            "each head must get a contiguous slice of d_head features: "
-                            "view the last axis as (h, d_head), not (d_head, h)"
-                        ),
-                        x.unflatten(-1, (d // h, h)).transpose(-1, -2).transpose(-3, -2),
-                    ),
-                ],
-            )
-        )
-    return run_cases(
-        "split_heads",
-        fn,
-        cases,
-        tr("Replace raise NotImplementedError: return x as (..., n_h, n, d_head)."),
-    )
-
-
-def check_merge_heads(fn) -> CheckResult:
-    """fn(x) must map (..., n_h, n, d_head) to (..., n, h · d_head): Concat(head_1..head_h)."""
-    check_function("fn", fn)
-    g = seeded(7)
-    cases = []
-    for name, shape in (
-        (tr("2 heads"), (2, 5, 4)),
-        (tr("batched, 4 heads"), (3, 4, 6, 2)),
-        (tr("one head"), (1, 3, 5)),
-    ):
-        x = randn(g, *shape)
-        *batch, h, n, d_head = shape
-        cases.append(
-            Case(
-                name,
-                shapes(x=x),
-                lambda f, x=x: f(x),
-                torch.cat(x.unbind(-3), dim=-1),  # Concat(head_1, ..., head_h), literally
-                atol=0.0,
-                mistakes=[
-                    (
-                        tr(
-                            "the heads were reshaped without the transpose: transpose(-3, -2) to "
-                            "(..., n, n_h, d_head) first, then reshape"
-                        ),
-                        x.reshape(*batch, n, h * d_head),
-                    ),
-                    (
-                        tr("the result is (..., n, n_h, d_head): flatten the last two axes"),
-                        x.transpose(-3, -2),
-                    ),
-                ],
-            )
-        )
-    return run_cases(
-        "merge_heads",
-        fn,
-        cases,
-        tr(
-            "Replace raise NotImplementedError: "
-            "return the heads side by side, (..., n, h · d_head)."
-        ),
-    )
-
-
+@leaves_state_alone
 def check_multi_head_attention(cls) -> CheckResult:
     """cls(d_model, n_heads) has W_Q, W_K, W_V, W_O (each nn.Linear(d_model, d_model)) and
     forward(x) is unmasked multi-head self-attention. The reference is nn.MultiheadAttention
@@ -646,5 +809,124 @@ def multi_head_mistakes(x, W, h):
         (
             tr("one head over all of d_model: split Q, K and V into heads first"),
             W["W_O"](F.scaled_dot_product_attention(W["W_Q"](x), W["W_K"](x), W["W_V"](x))),
+        ),
+    ]
+
+
+# --- 05: causal multi-head attention with one fused projection -------------------------------
+
+
+@leaves_state_alone
+def check_causal_multi_head(cls) -> CheckResult:
+    """cls(d_model, n_heads) has W_QKV = nn.Linear(d_model, 3 d_model), whose output is
+    [Q | K | V], and W_O = nn.Linear(d_model, d_model); forward(x) returns (output, weights)
+    of causal multi-head self-attention, the weights per head, (..., n_h, n, n). The
+    reference is nn.MultiheadAttention, whose in_proj is the same fused [W_Q; W_K; W_V], with
+    the answer's weights copied in and a causal attn_mask."""
+    check_class("cls", cls)
+    g = seeded(9)
+    cases = []
+    for name, d_model, h, shape in (
+        (tr("d_model = 8, 2 heads, one sentence"), 8, 2, (5, 8)),
+        (tr("d_model = 12, 3 heads, batched"), 12, 3, (2, 4, 12)),
+        (tr("d_model = 6, 1 head"), 6, 1, (4, 6)),
+    ):
+        x = randn(g, *shape)
+
+        def run(answer, d_model=d_model, h=h, x=x):
+            module = build(answer, d_model, h)
+            W = linear_weights(module, "W_QKV", "W_O")
+            if W["W_QKV"].out_features != 3 * d_model:
+                raise AttributeError(
+                    f"W_QKV must be nn.Linear(d_model, 3 * d_model) = nn.Linear({d_model}, "
+                    f"{3 * d_model}), got out_features={W['W_QKV'].out_features}"
+                )
+            n = x.shape[-2]
+            blocked = torch.ones(n, n, dtype=torch.bool).triu(1)
+            reference = nn.MultiheadAttention(d_model, h, batch_first=True)
+            with torch.no_grad():
+                reference.in_proj_weight.copy_(W["W_QKV"].weight)
+                reference.in_proj_bias.copy_(bias_of(W["W_QKV"]))
+                reference.out_proj.weight.copy_(W["W_O"].weight)
+                reference.out_proj.bias.copy_(bias_of(W["W_O"]))
+                got = module(x)
+                batched = x if x.dim() == 3 else x.unsqueeze(0)
+
+                def mha(**kwargs):
+                    out, weights = reference(batched, batched, batched, need_weights=True, **kwargs)
+                    if x.dim() == 2:
+                        out, weights = out.squeeze(0), weights.squeeze(0)
+                    return out, weights
+
+                expected = mha(attn_mask=blocked, average_attn_weights=False)
+                mistakes = [
+                    (
+                        tr("no causal mask: each query sees the future"),
+                        mha(average_attn_weights=False),
+                    ),
+                    (
+                        tr(
+                            "the weights are averaged over the heads: return them per head, "
+                            "(..., n_h, n, n)"
+                        ),
+                        mha(attn_mask=blocked, average_attn_weights=True),
+                    ),
+                    *fused_mistakes(x, W, h, blocked),
+                ]
+            return got, expected, mistakes
+
+        cases.append(Case(name, shapes(x=x) + f", n_heads = {h}", run, derived=True))
+    return run_cases(
+        "CausalMultiHead",
+        cls,
+        cases,
+        tr(
+            "Replace raise NotImplementedError: build W_QKV and W_O; return the output and "
+            "the weights of each head."
+        ),
+    )
+
+
+def fused_mistakes(x, W, h, blocked):
+    d_model = x.shape[-1]
+    d_head = d_model // h
+    qkv = W["W_QKV"](x)
+
+    def heads(t):  # (..., n, d_model) -> (..., n_h, n, d_head)
+        return t.unflatten(-1, (h, d_head)).transpose(-3, -2)
+
+    def finish(Q, K, V, divisor):
+        weights = F.softmax((Q @ K.mT / divisor).masked_fill(blocked, NEG_INF), dim=-1)
+        out = W["W_O"]((weights @ V).transpose(-3, -2).flatten(-2))
+        return out, weights
+
+    Q, K, V = (heads(t) for t in qkv.split(d_model, dim=-1))
+    # [q k v] side by side within each head: the layout of a (n, n_h, 3 d_head) view
+    per_head = qkv.unflatten(-1, (h, 3 * d_head)).transpose(-3, -2)
+    q2, k2, v2 = per_head.split(d_head, dim=-1)
+    return [
+        (
+            tr(
+                "the scores look divided by √d_model = √{d_model}, not √d_head = √{d_head}",
+                d_model=d_model,
+                d_head=d_head,
+            ),
+            finish(Q, K, V, math.sqrt(d_model)),
+        ),
+        (
+            tr(
+                "the fused output is [Q | K | V], each d_model wide: split it into three "
+                "(split(d_model, dim=-1)) before splitting each into heads"
+            ),
+            finish(q2, k2, v2, math.sqrt(d_head)) if h > 1 else None,
+        ),
+        (
+            tr("W_O is missing: MultiHead(X) = Concat(head_0..head_{n_h-1}) W_O"),
+            (
+                (F.softmax((Q @ K.mT / math.sqrt(d_head)).masked_fill(blocked, NEG_INF), -1) @ V)
+                .transpose(-3, -2)
+                .flatten(-2),
+                finish(Q, K, V, math.sqrt(d_head))[1],
+            ),
         ),
     ]

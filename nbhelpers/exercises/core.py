@@ -8,6 +8,8 @@ is not a function, or a function where a class is expected).
 
 from __future__ import annotations
 
+import base64
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +36,8 @@ class Case:
     expected: object = None
     atol: float = 1e-5
     # What a learner might have written by mistake on the same inputs, each with the hint
-    # that names that mistake: (hint, wrong result); None where the variant cannot run.
+    # that names that mistake: (hint, wrong result, or a function that computes it); None
+    # where the variant cannot run.
     mistakes: list[tuple[str, object]] = field(default_factory=list)
     derived: bool = False
 
@@ -56,6 +59,8 @@ class CheckResult:
     status: str
     lines: list[str]
     cases: int = 0
+    # (expected, got) of a failed case whose answer is a matrix: drawn beside the report
+    picture: tuple | None = None
 
     def __bool__(self) -> bool:
         return self.status == PASSED
@@ -65,6 +70,17 @@ class CheckResult:
 
     def _repr_pretty_(self, printer, cycle) -> None:  # IPython shows the report, not a dataclass
         printer.text(repr(self))
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """The report, and for a wrong matrix, expected, yours and their difference."""
+        bundle = {"text/plain": repr(self)}
+        if self.picture is not None:
+            from ..figures.canvas import figure_to_png
+            from ..figures.check_difference import check_difference_figure
+
+            figure = check_difference_figure(*self.picture, title=self.lines[0].lstrip("✗ "))
+            bundle["image/png"] = base64.b64encode(figure_to_png(figure)).decode("ascii")
+        return bundle
 
 
 def describe(value) -> str:
@@ -149,11 +165,22 @@ def difference(expected, got, atol: float) -> str | None:
 def max_error(expected: torch.Tensor, got: torch.Tensor) -> float:
     """The largest |expected - got|, counting equal infinities (a masked -inf) as no error."""
     same = (expected == got) | (expected.isnan() & got.isnan())
-    gap = (expected.double() - got.double()).abs().masked_fill(same, 0.0)
+    gap = (expected.detach().double() - got.detach().double()).abs().masked_fill(same, 0.0)
     return float(gap.max()) if gap.numel() else 0.0
 
 
+def made(wrong):
+    """A mistake's result, computed only when a case has failed (a mistake may be given as a
+    function of no arguments, so that a passing answer never pays for it)."""
+    try:
+        return wrong() if callable(wrong) else wrong
+    except Exception:  # a mistaken variant that cannot run on these inputs
+        return None
+
+
 def matches(wrong, got, atol: float) -> bool:
+    if wrong is None:
+        return False
     try:
         return difference(wrong, got, atol) is None
     except Exception:  # a mistake that cannot even be compared is not this one
@@ -203,12 +230,12 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], todo: str) -> CheckR
             continue
         lines = [f"✗ {exercise}: {where}", f"  {problem}"]
         hint = next(
-            (h for h, wrong in mistakes if wrong is not None and matches(wrong, got, case.atol)),
+            (h for h, wrong in mistakes if matches(made(wrong), got, case.atol)),
             None,
         )
         if hint:
             lines.append("  " + tr("hint: {hint}", hint=hint))
-        return CheckResult(exercise, FAILED, lines, len(cases))
+        return CheckResult(exercise, FAILED, lines, len(cases), matrices(expected, got))
     names = "; ".join(case.name for case in cases)
     return CheckResult(
         exercise,
@@ -223,6 +250,23 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], todo: str) -> CheckR
         ],
         len(cases),
     )
+
+
+def matrices(expected, got) -> tuple | None:
+    """(expected, got) when both are tensors of one shape holding a matrix (or a batch of
+    them) small enough to draw: the first such pair where a tuple's values differ."""
+    if isinstance(expected, tuple) and isinstance(got, tuple) and len(expected) == len(got):
+        for e, g in zip(expected, got, strict=True):
+            if difference(e, g, 0.0) is not None:
+                return matrices(e, g)
+        return None
+    if not (isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor)):
+        return None
+    if expected.shape != got.shape or expected.dim() < 2 or not expected.dtype.is_floating_point:
+        return None
+    if expected.shape[-1] > 32 or expected.shape[-2] > 32 or not got.dtype.is_floating_point:
+        return None
+    return expected.detach().cpu(), got.detach().cpu()
 
 
 def check_function(name: str, answer) -> None:
@@ -253,3 +297,26 @@ def randn(generator: torch.Generator, *shape: int, dtype=torch.float32, scale: f
 
 def shapes(**tensors) -> str:
     return ", ".join(f"{name} {describe(t)}" for name, t in tensors.items())
+
+
+def leaves_state_alone(checker: Callable) -> Callable:
+    """A checker builds modules and draws numbers of its own; the learner's random state,
+    grad mode, default dtype and thread count are as they were when it returns."""
+
+    @functools.wraps(checker)
+    def wrapped(*args, **kwargs):
+        dtype, threads, grad = (
+            torch.get_default_dtype(),
+            torch.get_num_threads(),
+            torch.is_grad_enabled(),
+        )
+        with torch.random.fork_rng(devices=[]):
+            try:
+                return checker(*args, **kwargs)
+            finally:
+                torch.set_default_dtype(dtype)
+                torch.set_grad_enabled(grad)
+                if torch.get_num_threads() != threads:
+                    torch.set_num_threads(threads)
+
+    return wrapped

@@ -6,136 +6,190 @@ import math
 
 import torch
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..support.language import tr
-from .core import Case, CheckResult, Rejected, check_function, randn, run_cases, seeded, shapes
+from .core import (
+    Case,
+    CheckResult,
+    check_function,
+    leaves_state_alone,
+    randn,
+    run_cases,
+    seeded,
+    shapes,
+)
+
+NEG_INF = float("-inf")
 
 
-class LargestTensor(TorchDispatchMode):
-    """Records the shape of every tensor an operation creates, to tell whether a function
-    ever held a full (n, m) matrix of scores or weights."""
-
-    def __init__(self):
-        super().__init__()
-        self.shapes: list[tuple[int, ...]] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for tensor in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(tensor, torch.Tensor):
-                self.shapes.append(tuple(tensor.shape))
-        return out
+def partial_of(Q, K, V):
+    """What one block of keys leaves behind, computed with torch's logsumexp: the running
+    maximum m (..., n, 1), the sum l = Σ exp(s - m) (..., n, 1) and the unnormalised output
+    acc = Σ exp(s - m) v (..., n, d_v). An empty block (all -inf) gives m = -inf, l = 0,
+    acc = 0."""
+    s = Q @ K.mT / math.sqrt(Q.shape[-1])
+    m = s.amax(-1, keepdim=True)
+    safe = torch.where(torch.isneginf(m), torch.zeros_like(m), m)
+    e = torch.exp(s - safe)
+    return m, e.sum(-1, keepdim=True), e @ V
 
 
-def holds_full_matrix(shapes_seen, n: int, m: int) -> bool:
-    return any(len(s) >= 2 and s[-2] == n and s[-1] == m for s in shapes_seen)
-
-
-def naive_blocks_without_max(Q, K, V, block_size):
-    """Blocks of exp(scores) summed without a running maximum: overflows at large scores."""
-    scale = 1 / math.sqrt(Q.shape[-1])
-    numerator = torch.zeros(*Q.shape[:-1], V.shape[-1], dtype=Q.dtype)
-    denominator = torch.zeros(*Q.shape[:-1], 1, dtype=Q.dtype)
-    for start in range(0, K.shape[-2], block_size):
-        e = torch.exp(Q @ K[..., start : start + block_size, :].mT * scale)
-        numerator = numerator + e @ V[..., start : start + block_size, :]
-        denominator = denominator + e.sum(-1, keepdim=True)
-    return numerator / denominator
-
-
-def blocks_without_rescaling(Q, K, V, block_size):
-    """A running maximum, but the earlier sums are not rescaled when it grows."""
-    return online_reference(Q, K, V, block_size, rescale=False)
-
-
-def check_online_softmax_attention(fn) -> CheckResult:
-    """fn(Q, K, V, block_size) must compute softmax(Q Kᵀ / √d_k) V block by block over the
-    keys, with a running maximum and sum, never the full (n, m) weights. Compared with
-    F.scaled_dot_product_attention, with scores large enough to overflow without the
-    running maximum."""
+@leaves_state_alone
+def check_merge_partials(fn) -> CheckResult:
+    """fn(m1, l1, acc1, m2, l2, acc2) must merge the partial results of two blocks of keys
+    into those of both: m = max(m1, m2), l = l1 e^(m1 - m) + l2 e^(m2 - m), acc the same way;
+    acc / l is then attention over all the keys. An empty block (m = -inf, l = 0) must not
+    turn the merge into NaN. The reference is F.scaled_dot_product_attention over all the
+    keys and torch.logsumexp of all the scores."""
     check_function("fn", fn)
-    g = seeded(16)
+    g = seeded(26)
     cases = []
-    overflowing = tr("large scores (exp overflows without the running maximum)")
-    for name, batch, n, m, d_k, d_v, block, scale, growing in (
-        (tr("n = 4, m = 12, blocks of 4"), (), 4, 12, 8, 3, 4, 1.0, False),
-        (tr("batched, m = 10 (a last, shorter block of 3)"), (2,), 3, 10, 4, 5, 3, 1.0, False),
-        (overflowing, (), 4, 8, 8, 2, 2, 40.0, False),
-        (tr("the maximum grows from block to block"), (), 3, 9, 4, 4, 3, 8.0, True),
+    for name, batch, n, m1, m2, d, scale, empty in (
+        (tr("two blocks of 4 keys"), (), 3, 4, 4, 4, 1.0, False),
+        (tr("batched, blocks of 3 and 5"), (2,), 2, 3, 5, 8, 1.0, False),
+        (tr("large scores: the second block's maximum is far higher"), (), 2, 3, 3, 4, 6.0, False),
+        (tr("an empty block, and a query that sees nothing at all"), (), 3, 4, 2, 4, 1.0, True),
     ):
-        Q = randn(g, *batch, n, d_k, scale=scale)
-        K = randn(g, *batch, m, d_k, scale=scale)
-        if growing:
-            K = K * torch.linspace(0.1, 2.0, m).unsqueeze(-1)  # later keys score higher
-        V = randn(g, *batch, m, d_v)
-
-        def run(answer, Q=Q, K=K, V=V, block=block, n=n, m=m):
-            with LargestTensor() as seen:
-                got = answer(Q, K, V, block)
-            if holds_full_matrix(seen.shapes, n, m):
-                raise Rejected(
-                    tr("the answer built a full ({n}, {m}) matrix of scores or weights", n=n, m=m),
-                    tr(
-                        "work on blocks of {block} keys at a time, with a running max and sum",
-                        block=block,
-                    ),
-                )
-            return (
-                got,
-                expected_of(Q, K, V),
-                [
-                    (
-                        tr("exp overflows: keep a running maximum of the scores and subtract it"),
-                        naive_blocks_without_max(Q, K, V, block),
-                    ),
-                    (
-                        tr(
-                            "when the running maximum grows, rescale the earlier sums by "
-                            "exp(old max - new max)"
-                        ),
-                        blocks_without_rescaling(Q, K, V, block),
-                    ),
-                    (
-                        tr("the scores are not divided by √d_k"),
-                        online_reference(Q * math.sqrt(Q.shape[-1]), K, V, block),
-                    ),
-                ],
+        Q = randn(g, *batch, n, d, scale=scale)
+        K1, K2 = randn(g, *batch, m1, d, scale=scale), randn(g, *batch, m2, d, scale=scale)
+        if scale > 1:
+            K2 = K2 + Q.mean(-2, keepdim=True)  # the second block scores much higher
+        V1, V2 = randn(g, *batch, m1, d), randn(g, *batch, m2, d)
+        first = partial_of(Q, K1, V1)
+        if empty:
+            second = (
+                torch.full_like(first[0], NEG_INF),
+                torch.zeros_like(first[1]),
+                torch.zeros_like(first[2]),
             )
-
+            K, V = K1, V1
+        else:
+            second = partial_of(Q, K2, V2)
+            K, V = torch.cat([K1, K2], -2), torch.cat([V1, V2], -2)
+        s = Q @ K.mT / math.sqrt(d)
+        m = s.amax(-1, keepdim=True)
+        total = torch.exp(torch.logsumexp(s, -1, keepdim=True) - m)
+        acc = F.scaled_dot_product_attention(Q, K, V) * total
+        if empty:  # query 0 may see no key of the first block either: nothing at all
+            first = tuple(t.clone() for t in first)
+            for t, value in zip((*first, m, total, acc), (NEG_INF, 0.0, 0.0) * 2, strict=True):
+                t[..., 0, :] = value
+        (a1, b1, c1), (a2, b2, c2) = first, second
+        top = torch.maximum(a1, a2)
+        mistakes = [
+            (
+                tr("the sums were added without rescaling: multiply each by e^(m_i - m) first"),
+                (top, b1 + b2, c1 + c2),
+            ),
+            (
+                tr(
+                    "rescaled by e^(m - m_i): the factor is e^(m_i - m), at most 1, for the "
+                    "block whose maximum was lower"
+                ),
+                (
+                    top,
+                    b1 * torch.exp(top - a1) + b2 * torch.exp(top - a2),
+                    c1 * torch.exp(top - a1) + c2 * torch.exp(top - a2),
+                ),
+            ),
+            (
+                tr("only l was rescaled: acc needs the same factors as l"),
+                (top, b1 * torch.exp(a1 - top) + b2 * torch.exp(a2 - top), c1 + c2),
+            ),
+            (
+                tr(
+                    "an empty block made NaN: with m_i = -inf its factor e^(m_i - m) is 0, "
+                    "and so is its l_i"
+                ),
+                (
+                    top,
+                    b1 * torch.exp(a1 - top) + b2 * torch.exp(a2 - top),
+                    c1 * torch.exp(a1 - top) + c2 * torch.exp(a2 - top),
+                )
+                if empty
+                else None,
+            ),
+        ]
         cases.append(
-            Case(name, shapes(Q=Q, K=K, V=V) + f", block_size = {block}", run, derived=True)
+            Case(
+                name,
+                shapes(m1=a1, acc1=c1) + f", {m1} + {m2} keys",
+                lambda f, first=first, second=second: f(*first, *second),
+                (m, total, acc),
+                atol=1e-5,
+                mistakes=mistakes,
+            )
         )
     return run_cases(
-        "online_softmax_attention",
+        "merge_partials",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: attend one block of keys at a time."),
+        tr("Replace raise NotImplementedError: return the merged (m, l, acc)."),
     )
 
 
-def expected_of(Q, K, V):
-    return F.scaled_dot_product_attention(Q, K, V)
+@leaves_state_alone
+def check_cached_causal_mask(fn) -> CheckResult:
+    """fn(n, m) must give the additive (n, m) causal mask for n new queries after m - n cached
+    keys: the new tokens sit at positions m - n .. m - 1, so query i sees keys j <= i + m - n.
+    The reference is torch.tril with the diagonal moved by m - n, the rule of torch's
+    lower-right causal bias (torch.nn.attention.bias.causal_lower_right; the tests compare the
+    two, since importing that module here would load torch's compiler stack, seconds)."""
+    check_function("fn", fn)
+    cases = []
+    for name, n, m in (
+        (tr("one new token after 4 cached ones"), 1, 5),
+        (tr("3 new tokens after 2 cached ones"), 3, 5),
+        (tr("no cache: the square mask"), 4, 4),
+    ):
+        allowed = torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)
+        cases.append(
+            Case(
+                name,
+                f"n = {n}, m = {m}",
+                lambda f, n=n, m=m: f(n, m),
+                torch.zeros(n, m).masked_fill(~allowed, NEG_INF),
+                atol=0.0,
+                mistakes=[
+                    (
+                        tr(
+                            "the offset is missing: new query i sits at position i + m - n, "
+                            "so it sees keys j <= i + m - n, the cache included"
+                        ),
+                        torch.zeros(n, m).masked_fill(
+                            torch.ones(n, m, dtype=torch.bool).triu(1), NEG_INF
+                        ),
+                    ),
+                    (
+                        tr("the cached keys are hidden: every new token may see the whole cache"),
+                        torch.zeros(n, m).masked_fill(
+                            torch.ones(n, m, dtype=torch.bool).triu(m - n + 1)
+                            | (torch.arange(m) < m - n),
+                            NEG_INF,
+                        ),
+                    ),
+                    (
+                        tr("off by one: a new token sees its own key, j = i + m - n"),
+                        torch.zeros(n, m).masked_fill(
+                            torch.ones(n, m, dtype=torch.bool).triu(m - n), NEG_INF
+                        ),
+                    ),
+                    (
+                        tr("a boolean mask: the exercise asks for the additive 0 / -inf form"),
+                        allowed,
+                    ),
+                ],
+            )
+        )
+    return run_cases(
+        "cached_causal_mask",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return the (n, m) mask, offset by m - n."),
+    )
 
 
-def online_reference(Q, K, V, block, *, rescale: bool = True):
-    """Block-by-block attention with a running maximum, used here only to build mistaken
-    variants (the reference of the checks is F.scaled_dot_product_attention)."""
-    scale = 1 / math.sqrt(Q.shape[-1])
-    running = torch.full((*Q.shape[:-1], 1), -math.inf, dtype=Q.dtype)
-    numerator = torch.zeros(*Q.shape[:-1], V.shape[-1], dtype=Q.dtype)
-    denominator = torch.zeros(*Q.shape[:-1], 1, dtype=Q.dtype)
-    for start in range(0, K.shape[-2], block):
-        s = Q @ K[..., start : start + block, :].mT * scale
-        new = torch.maximum(running, s.amax(-1, keepdim=True))
-        shrink = torch.exp(running - new) if rescale else torch.ones_like(new)
-        e = torch.exp(s - new)
-        numerator = numerator * shrink + e @ V[..., start : start + block, :]
-        denominator = denominator * shrink + e.sum(-1, keepdim=True)
-        running = new
-    return numerator / denominator
-
-
+@leaves_state_alone
 def check_cached_attention_step(fn) -> CheckResult:
     """fn(q, k, v, cache_k, cache_v) handles the new token's q, k, v (..., 1, d) and returns
     (output, new_cache_k, new_cache_v): the new key and value appended to the cache, and the
