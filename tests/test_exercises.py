@@ -696,7 +696,7 @@ def test_accumulated_step_mistakes(answer, hint):
 
 
 def test_the_checkers_plain_sgd_is_torchs_sgd():
-    from nbhelpers.exercises.gpt import PlainSGD
+    from nbhelpers.exercises.references import PlainSGD
 
     torch.manual_seed(0)
     ours, theirs = nn.Linear(4, 3), nn.Linear(4, 3)
@@ -909,3 +909,55 @@ def test_a_wrong_matrix_is_drawn_beside_the_report(solved):
     assert "image/png" not in right._repr_mimebundle_()
     a_number = check_score_divisor(lambda d, sq, sk: math.sqrt(d))
     assert a_number.status == FAILED and "image/png" not in a_number._repr_mimebundle_()
+
+
+# --- the capstone: the learner's parts, assembled and trained -------------------------------
+
+
+def test_use_parts_keeps_a_part_that_passes_and_replaces_one_that_does_not(solved):
+    from nbhelpers.exercises import use_parts
+    from nbhelpers.exercises.capstone import reference_step
+
+    parts = use_parts(attention=solved["MyCausalMultiHead"], step=skeleton_function)
+    assert parts.attention is solved["MyCausalMultiHead"]
+    assert parts.step is reference_step  # not attempted: nbhelpers' own
+    assert parts.yours == ["attention"]
+    assert "not passed its checker yet" in repr(parts)
+
+
+def test_the_capstone_without_any_part_of_yours_is_not_attempted():
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    result = train_your_gpt1(use_parts())
+    assert result.status == NOT_ATTEMPTED and not result
+
+
+@pytest.mark.slow
+def test_the_worked_parts_reach_the_goal(solved):
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    parts = use_parts(
+        attention=solved["MyCausalMultiHead"],
+        forward=solved["my_gpt1_forward"],
+        step=solved["my_accumulated_step"],
+    )
+    result = train_your_gpt1(parts)
+    assert result and result.kl <= 0.05, result
+
+
+@pytest.mark.slow
+def test_the_capstone_names_a_model_that_sees_the_future_or_reads_its_targets(solved):
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    def unshifted(model, optimizer, ids, pad_id, micro_batch):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(ids).flatten(0, 1), ids.flatten(), ignore_index=pad_id)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    result = train_your_gpt1(use_parts(step=unshifted, checked=False), steps=200)
+    assert result.fault == "targets not shifted", result
+    no_mask = fused_class(mask=False)
+    result = train_your_gpt1(use_parts(attention=no_mask, checked=False), steps=200)
+    assert result.fault == "sees the future", result

@@ -12,6 +12,7 @@ from nbhelpers import (
     padding_mask,
     parameter_breakdown,
 )
+from nbhelpers.exercises.references import reference_layer
 from nbhelpers.support.validation import check_token_ids
 
 PAPER_PARAMETERS = 116_534_784  # 12 x 768, 12 heads, 512 positions, 40,478 BPE tokens
@@ -104,35 +105,11 @@ def test_gradients_of_input_and_output_use_flow_into_one_tensor():
 # --- the block and the stack ---------------------------------------------------------------
 
 
-def copy_into_reference(block: GPT1Block, reference: nn.TransformerEncoderLayer) -> None:
-    attn = block.attn
-    with torch.no_grad():
-        reference.self_attn.in_proj_weight.copy_(
-            torch.cat([attn.W_Q.weight, attn.W_K.weight, attn.W_V.weight])
-        )
-        reference.self_attn.in_proj_bias.copy_(
-            torch.cat([attn.W_Q.bias, attn.W_K.bias, attn.W_V.bias])
-        )
-        reference.self_attn.out_proj.load_state_dict(attn.W_O.state_dict())
-        reference.linear1.load_state_dict(block.ffn[0].state_dict())
-        reference.linear2.load_state_dict(block.ffn[2].state_dict())
-        reference.norm1.load_state_dict(block.ln_1.state_dict())
-        reference.norm2.load_state_dict(block.ln_2.state_dict())
-
-
 def test_block_matches_a_post_ln_transformer_layer_with_a_causal_mask():
     torch.manual_seed(0)
     block = GPT1Block(d_model=32, n_heads=4, d_ff=128).eval()
 
-    # GPT-1's tanh GELU. A function, not an nn.GELU: torch's fast path would take any
-    # nn.GELU for the exact one.
-    def gelu_tanh(x):
-        return F.gelu(x, approximate="tanh")
-
-    reference = nn.TransformerEncoderLayer(
-        32, 4, 128, dropout=0.0, activation=gelu_tanh, batch_first=True, norm_first=False
-    ).eval()
-    copy_into_reference(block, reference)
+    reference = reference_layer(block, n_heads=4)  # the same weights in torch's own layer
     x = torch.randn(2, 6, 32)
     mask = nn.Transformer.generate_square_subsequent_mask(6)
     with torch.no_grad():

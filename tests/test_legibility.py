@@ -117,7 +117,7 @@ def _builders():
         "check_difference_figure": lambda: check_difference_figure(
             torch.zeros(5, 5).masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), -math.inf),
             torch.zeros(5, 5).masked_fill(torch.ones(5, 5, dtype=torch.bool).tril(-1), -math.inf),
-            title='✗ causal_mask: case 2 of 3, "n = 5": n = 5',
+            title='causal_mask: case 2 of 3, "n = 5": n = 5',
         ),
         "attention_heatmaps": lambda: figures.attention_heatmaps(
             torch.stack([weights, weights.T.softmax(-1)]), TOKENS

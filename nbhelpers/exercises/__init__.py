@@ -3,43 +3,29 @@ on seeded cases built to expose the usual mistakes, compares it with an independ
 reference, and reports which case failed, the shapes, the largest error and a hint that
 names the likely mistake. A checker never raises because an answer is wrong.
 
-    result = check_softmax(softmax)      # shows the report in a notebook
+    result = check_log_softmax(my_log_softmax)   # shows the report in a notebook
     bool(result), result.status          # True only if every case passed; "passed", ...
 """
 
-from .attention import (
-    check_attention,
-    check_attention_entropy,
-    check_causal_multi_head,
-    check_causality_test,
-    check_left_padded_mask,
-    check_log_softmax,
-    check_multi_head_attention,
-    check_score_divisor,
-    check_self_attention,
-    check_similarity_scores,
-    check_softmax_backward,
-)
+from .at_scale import check_cached_attention_step, check_cached_causal_mask, check_merge_partials
+from .capstone import Parts, train_your_gpt1, use_parts
 from .core import FAILED, NOT_ATTEMPTED, PASSED, CheckResult
-from .gpt import (
-    check_accumulated_step,
-    check_decode_embedding,
-    check_embed,
-    check_gpt1_block,
-    check_gpt1_forward,
-    check_greedy_generate,
-    check_log_likelihood,
-    check_parameter_count,
-    check_sample_next_token,
-    check_top_p_filter,
-)
-from .scale import check_cached_attention_step, check_cached_causal_mask, check_merge_partials
+from .embeddings import check_decode_embedding, check_embed
+from .masked_attention import check_causality_test, check_left_padded_mask
+from .multi_head import check_causal_multi_head, check_multi_head_attention
+from .next_token import check_greedy_generate, check_sample_next_token, check_top_p_filter
+from .self_attention import check_attention, check_attention_entropy, check_self_attention
+from .similarity_scores import check_score_divisor, check_similarity_scores
+from .softmax import check_log_softmax, check_softmax_backward
+from .training import check_accumulated_step, check_log_likelihood
+from .transformer_block import check_gpt1_block, check_gpt1_forward, check_parameter_count
 
 __all__ = [
     "FAILED",
     "NOT_ATTEMPTED",
     "PASSED",
     "CheckResult",
+    "Parts",
     "check_accumulated_step",
     "check_attention",
     "check_attention_entropy",
@@ -64,4 +50,6 @@ __all__ = [
     "check_similarity_scores",
     "check_softmax_backward",
     "check_top_p_filter",
+    "train_your_gpt1",
+    "use_parts",
 ]

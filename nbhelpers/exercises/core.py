@@ -15,10 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
+from torch import nn
 
 from ..support.language import tr
 
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
+NEG_INF = float("-inf")
 
 
 @dataclass
@@ -320,3 +322,35 @@ def leaves_state_alone(checker: Callable) -> Callable:
                     torch.set_num_threads(threads)
 
     return wrapped
+
+
+def attempt(fn, *args):
+    """fn(*args), or None when a mistaken variant cannot run on these inputs."""
+    try:
+        return fn(*args)
+    except Exception:
+        return None
+
+
+def build(cls, *args):
+    """cls(*args) with torch's default initialisation seeded, so reports are stable."""
+    torch.manual_seed(0)
+    return cls(*args)
+
+
+def linear_weights(module: nn.Module, *names: str) -> dict[str, nn.Linear]:
+    """The module's nn.Linear attributes, or a clear error naming the missing one."""
+    found = {}
+    for name in names:
+        layer = getattr(module, name, None)
+        if not isinstance(layer, nn.Linear):
+            raise AttributeError(
+                f"{type(module).__name__} needs an attribute {name} that is an nn.Linear, got "
+                f"{type(layer).__name__}"
+            )
+        found[name] = layer
+    return found
+
+
+def bias_of(layer: nn.Linear) -> torch.Tensor:
+    return layer.bias if layer.bias is not None else torch.zeros(layer.out_features)

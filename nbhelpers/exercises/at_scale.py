@@ -1,4 +1,5 @@
-"""Checkers for notebook 10: attention block by block (online softmax) and one cached step."""
+"""Checkers for notebook 10, attention at scale: merging partial softmax results, the causal
+mask after a cache, and one cached step."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import torch.nn.functional as F
 
 from ..support.language import tr
 from .core import (
+    NEG_INF,
     Case,
     CheckResult,
     check_function,
@@ -18,20 +20,9 @@ from .core import (
     seeded,
     shapes,
 )
-
-NEG_INF = float("-inf")
-
-
-def partial_of(Q, K, V):
-    """What one block of keys leaves behind, computed with torch's logsumexp: the running
-    maximum m (..., n, 1), the sum l = Σ exp(s - m) (..., n, 1) and the unnormalised output
-    acc = Σ exp(s - m) v (..., n, d_v). An empty block (all -inf) gives m = -inf, l = 0,
-    acc = 0."""
-    s = Q @ K.mT / math.sqrt(Q.shape[-1])
-    m = s.amax(-1, keepdim=True)
-    safe = torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-    e = torch.exp(s - safe)
-    return m, e.sum(-1, keepdim=True), e @ V
+from .references import (
+    partial_of,
+)
 
 
 @leaves_state_alone

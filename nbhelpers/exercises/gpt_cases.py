@@ -1,0 +1,64 @@
+"""The inputs the GPT-1 checkers share: the running example's 9-token vocabulary, id batches,
+a small seeded GPT1, and the helpers that compare a training step's results."""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from torch import nn
+
+from ..gpt1 import GPT1, GPT1Config
+from ..support.language import tr
+from .core import (
+    seeded,
+)
+
+# The running example: <SOS> 犬 が 河岸 を 歩く in a vocabulary of 9 tokens.
+VOCAB = ["<PAD>", "<SOS>", "<EOS>", "犬", "猫", "が", "河岸", "を", "歩く"]
+
+
+SENTENCE = torch.tensor([1, 3, 5, 6, 7, 8])
+
+
+def id_cases(seed: int):
+    g = seeded(seed)
+    V = len(VOCAB)
+    return [
+        ("<SOS> 犬 が 河岸 を 歩く", SENTENCE, V),
+        (tr("a batch of 3 sentences"), torch.randint(0, V, (3, 4), generator=g), V),
+        (tr("a repeated token"), torch.tensor([3, 3, 5, 3]), V),
+        (tr("two batch dims, V = 20"), torch.randint(0, 20, (2, 2, 5), generator=g), 20),
+    ]
+
+
+def small_model(seed: int, *, n_layers: int = 2, std: float = 0.3) -> GPT1:
+    """A GPT1 over the 9-token vocabulary with weights larger than GPT-1's init, so that every
+    part (positions, blocks, the tied output) shows in the logits."""
+    torch.manual_seed(seed)
+    config = GPT1Config(vocab_size=len(VOCAB), n_ctx=8, d_model=16, n_layers=n_layers, n_heads=2)
+    model = GPT1(config).eval()
+    g = seeded(seed)
+    with torch.no_grad():
+        for weight in (model.W_e.weight, model.W_p):
+            weight.normal_(std=std, generator=g)
+    return model
+
+
+def parameters_of(model: nn.Module) -> torch.Tensor:
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def as_loss(loss) -> torch.Tensor:
+    """The learner's loss, a float or a 0-d tensor, as a float64 value to compare."""
+    value = loss.detach() if isinstance(loss, torch.Tensor) else loss
+    return torch.tensor(float(value), dtype=torch.float64)
+
+
+def with_stale_gradients(model: nn.Module) -> nn.Module:
+    """A copy of `model` whose parameters still hold gradients from an earlier step (a deep
+    copy drops them), for a missing zero_grad to add in."""
+    model = copy.deepcopy(model)
+    for p in model.parameters():
+        p.grad = torch.full_like(p, 0.01)
+    return model

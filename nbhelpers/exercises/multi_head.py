@@ -1,0 +1,225 @@
+"""Checkers for notebook 05, multi-head attention: with W_Q, W_K, W_V, W_O, and causal with one
+fused W_QKV."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..support.language import tr
+from .core import (
+    NEG_INF,
+    Case,
+    CheckResult,
+    attempt,
+    bias_of,
+    build,
+    check_class,
+    leaves_state_alone,
+    linear_weights,
+    randn,
+    run_cases,
+    seeded,
+    shapes,
+)
+
+
+@leaves_state_alone
+def check_multi_head_attention(cls) -> CheckResult:
+    """cls(d_model, n_heads) has W_Q, W_K, W_V, W_O (each nn.Linear(d_model, d_model)) and
+    forward(x) is unmasked multi-head self-attention. The reference is nn.MultiheadAttention
+    with the answer's weights copied in."""
+    check_class("cls", cls)
+    g = seeded(8)
+    cases = []
+    for name, d_model, h, shape in (
+        (tr("d_model = 8, 2 heads, one sentence"), 8, 2, (5, 8)),
+        (tr("d_model = 12, 4 heads, batched"), 12, 4, (2, 3, 12)),
+        (tr("d_model = 6, 1 head"), 6, 1, (4, 6)),
+    ):
+        x = randn(g, *shape)
+
+        def run(answer, d_model=d_model, h=h, x=x):
+            module = build(answer, d_model, h)
+            W = linear_weights(module, "W_Q", "W_K", "W_V", "W_O")
+            reference = nn.MultiheadAttention(d_model, h, bias=True, batch_first=True)
+            with torch.no_grad():
+                reference.in_proj_weight.copy_(
+                    torch.cat([W[k].weight for k in "W_Q W_K W_V".split()])
+                )
+                reference.in_proj_bias.copy_(
+                    torch.cat([bias_of(W[k]) for k in "W_Q W_K W_V".split()])
+                )
+                reference.out_proj.weight.copy_(W["W_O"].weight)
+                reference.out_proj.bias.copy_(bias_of(W["W_O"]))
+                got = module(x)
+                batched = x if x.dim() == 3 else x.unsqueeze(0)
+                expected = reference(batched, batched, batched, need_weights=False)[0]
+                expected = expected if x.dim() == 3 else expected.squeeze(0)
+                mistakes = multi_head_mistakes(x, W, h)
+            return got, expected, mistakes
+
+        cases.append(Case(name, shapes(x=x) + f", n_heads = {h}", run, derived=True))
+    return run_cases(
+        "MultiHeadAttention",
+        cls,
+        cases,
+        tr("Replace raise NotImplementedError: build W_Q, W_K, W_V, W_O and attend with h heads."),
+    )
+
+
+def multi_head_mistakes(x, W, h):
+    d_model = x.shape[-1]
+    d_head = d_model // h
+
+    def heads(t):
+        return t.unflatten(-1, (h, d_head)).transpose(-3, -2)
+
+    def merge(t):
+        return t.transpose(-3, -2).flatten(-2)
+
+    Q, K, V = (heads(W[k](x)) for k in ("W_Q", "W_K", "W_V"))
+    n = x.shape[-2]
+    untransposed = [W[k](x).reshape(*x.shape[:-2], h, n, d_head) for k in ("W_Q", "W_K", "W_V")]
+    scores = Q @ K.mT
+    return [
+        (
+            tr(
+                "the scores look divided by √d_model = √{d_model}, not √d_head = √{d_head}",
+                d_model=d_model,
+                d_head=d_head,
+            ),
+            W["W_O"](merge(F.softmax(scores / math.sqrt(d_model), dim=-1) @ V)),
+        ),
+        (
+            tr("W_O is missing: MultiHead(X) = Concat(head_1..head_h) W_O"),
+            merge(F.scaled_dot_product_attention(Q, K, V)),
+        ),
+        (
+            tr("the heads were split without the transpose"),
+            attempt(lambda: W["W_O"](merge(F.scaled_dot_product_attention(*untransposed)))),
+        ),
+        (
+            tr("one head over all of d_model: split Q, K and V into heads first"),
+            W["W_O"](F.scaled_dot_product_attention(W["W_Q"](x), W["W_K"](x), W["W_V"](x))),
+        ),
+    ]
+
+
+@leaves_state_alone
+def check_causal_multi_head(cls) -> CheckResult:
+    """cls(d_model, n_heads) has W_QKV = nn.Linear(d_model, 3 d_model), whose output is
+    [Q | K | V], and W_O = nn.Linear(d_model, d_model); forward(x) returns (output, weights)
+    of causal multi-head self-attention, the weights per head, (..., n_h, n, n). The
+    reference is nn.MultiheadAttention, whose in_proj is the same fused [W_Q; W_K; W_V], with
+    the answer's weights copied in and a causal attn_mask."""
+    check_class("cls", cls)
+    g = seeded(9)
+    cases = []
+    for name, d_model, h, shape in (
+        (tr("d_model = 8, 2 heads, one sentence"), 8, 2, (5, 8)),
+        (tr("d_model = 12, 3 heads, batched"), 12, 3, (2, 4, 12)),
+        (tr("d_model = 6, 1 head"), 6, 1, (4, 6)),
+    ):
+        x = randn(g, *shape)
+
+        def run(answer, d_model=d_model, h=h, x=x):
+            module = build(answer, d_model, h)
+            W = linear_weights(module, "W_QKV", "W_O")
+            if W["W_QKV"].out_features != 3 * d_model:
+                raise AttributeError(
+                    f"W_QKV must be nn.Linear(d_model, 3 * d_model) = nn.Linear({d_model}, "
+                    f"{3 * d_model}), got out_features={W['W_QKV'].out_features}"
+                )
+            n = x.shape[-2]
+            blocked = torch.ones(n, n, dtype=torch.bool).triu(1)
+            reference = nn.MultiheadAttention(d_model, h, batch_first=True)
+            with torch.no_grad():
+                reference.in_proj_weight.copy_(W["W_QKV"].weight)
+                reference.in_proj_bias.copy_(bias_of(W["W_QKV"]))
+                reference.out_proj.weight.copy_(W["W_O"].weight)
+                reference.out_proj.bias.copy_(bias_of(W["W_O"]))
+                got = module(x)
+                batched = x if x.dim() == 3 else x.unsqueeze(0)
+
+                def mha(**kwargs):
+                    out, weights = reference(batched, batched, batched, need_weights=True, **kwargs)
+                    if x.dim() == 2:
+                        out, weights = out.squeeze(0), weights.squeeze(0)
+                    return out, weights
+
+                expected = mha(attn_mask=blocked, average_attn_weights=False)
+                mistakes = [
+                    (
+                        tr("no causal mask: each query sees the future"),
+                        mha(average_attn_weights=False),
+                    ),
+                    (
+                        tr(
+                            "the weights are averaged over the heads: return them per head, "
+                            "(..., n_h, n, n)"
+                        ),
+                        mha(attn_mask=blocked, average_attn_weights=True),
+                    ),
+                    *fused_mistakes(x, W, h, blocked),
+                ]
+            return got, expected, mistakes
+
+        cases.append(Case(name, shapes(x=x) + f", n_heads = {h}", run, derived=True))
+    return run_cases(
+        "CausalMultiHead",
+        cls,
+        cases,
+        tr(
+            "Replace raise NotImplementedError: build W_QKV and W_O; return the output and "
+            "the weights of each head."
+        ),
+    )
+
+
+def fused_mistakes(x, W, h, blocked):
+    d_model = x.shape[-1]
+    d_head = d_model // h
+    qkv = W["W_QKV"](x)
+
+    def heads(t):  # (..., n, d_model) -> (..., n_h, n, d_head)
+        return t.unflatten(-1, (h, d_head)).transpose(-3, -2)
+
+    def finish(Q, K, V, divisor):
+        weights = F.softmax((Q @ K.mT / divisor).masked_fill(blocked, NEG_INF), dim=-1)
+        out = W["W_O"]((weights @ V).transpose(-3, -2).flatten(-2))
+        return out, weights
+
+    Q, K, V = (heads(t) for t in qkv.split(d_model, dim=-1))
+    # [q k v] side by side within each head: the layout of a (n, n_h, 3 d_head) view
+    per_head = qkv.unflatten(-1, (h, 3 * d_head)).transpose(-3, -2)
+    q2, k2, v2 = per_head.split(d_head, dim=-1)
+    return [
+        (
+            tr(
+                "the scores look divided by √d_model = √{d_model}, not √d_head = √{d_head}",
+                d_model=d_model,
+                d_head=d_head,
+            ),
+            finish(Q, K, V, math.sqrt(d_model)),
+        ),
+        (
+            tr(
+                "the fused output is [Q | K | V], each d_model wide: split it into three "
+                "(split(d_model, dim=-1)) before splitting each into heads"
+            ),
+            finish(q2, k2, v2, math.sqrt(d_head)) if h > 1 else None,
+        ),
+        (
+            tr("W_O is missing: MultiHead(X) = Concat(head_0..head_{n_h-1}) W_O"),
+            (
+                (F.softmax((Q @ K.mT / math.sqrt(d_head)).masked_fill(blocked, NEG_INF), -1) @ V)
+                .transpose(-3, -2)
+                .flatten(-2),
+                finish(Q, K, V, math.sqrt(d_head))[1],
+            ),
+        ),
+    ]

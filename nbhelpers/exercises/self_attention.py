@@ -1,0 +1,260 @@
+"""Checkers for notebook 03, the weighted sum and self-attention: Attention(Q, K, V), a
+self-attention module, and the entropy of each row of weights."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..support.language import tr
+from .core import (
+    NEG_INF,
+    Case,
+    CheckResult,
+    attempt,
+    build,
+    check_class,
+    check_function,
+    leaves_state_alone,
+    linear_weights,
+    randn,
+    run_cases,
+    seeded,
+    shapes,
+)
+from .references import (
+    reference_attention,
+)
+
+
+@leaves_state_alone
+def check_attention_entropy(fn) -> CheckResult:
+    """fn(weights) for rows that sum to 1 (or are all 0) must give each row's entropy in nats,
+    H = -Σ_j a_j log a_j with 0 log 0 = 0: (..., n, m) -> (..., n). The reference is
+    torch.special.entr."""
+    check_function("fn", fn)
+    g = seeded(23)
+    masked = F.softmax(
+        randn(g, 5, 5).masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), NEG_INF), -1
+    )
+    inputs = [
+        (tr("random weights, 4 x 6"), F.softmax(randn(g, 4, 6), -1)),
+        (tr("causal weights (exact zeros)"), masked),
+        (tr("one-hot and uniform rows"), torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.25] * 4])),
+        (tr("a row with nothing to see (all 0)"), torch.tensor([[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]])),
+        (tr("batched float64"), F.softmax(randn(g, 2, 3, 4, dtype=torch.float64), -1)),
+    ]
+    cases = []
+    for name, a in inputs:
+        expected = torch.special.entr(a).sum(-1)
+        plogp = a * torch.log(a)
+        cases.append(
+            Case(
+                name,
+                shapes(weights=a),
+                lambda f, a=a: f(a.clone()),
+                expected,
+                atol=1e-5 if a.dtype == torch.float32 else 1e-12,
+                mistakes=[
+                    (
+                        tr(
+                            "0 log 0 gave NaN: a zero weight contributes 0 (the limit of "
+                            "p log p), so skip or zero those terms"
+                        ),
+                        -plogp.sum(-1),
+                    ),
+                    (tr("the sign: H = -Σ a log a is positive"), plogp.nan_to_num(0.0).sum(-1)),
+                    (
+                        tr("log base 2 (bits): the course measures entropy in nats, log = ln"),
+                        -(plogp.nan_to_num(0.0) / math.log(2)).sum(-1),
+                    ),
+                    (
+                        tr("summed over the wrong axis: one entropy per query row, dim=-1"),
+                        attempt(lambda plogp=plogp: -plogp.nan_to_num(0.0).sum(-2)),
+                    ),
+                ],
+            )
+        )
+    return run_cases(
+        "attention_entropy",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return -Σ a log a for each row, with 0 log 0 = 0."),
+    )
+
+
+def qkv_cases(seed: int, *, masks: bool):
+    """(name, Q, K, V, additive mask or None) with n ≠ m and d_k ≠ d_v."""
+    g = seeded(seed)
+    out = [
+        (
+            tr("one sentence, n = m = 5, d_k = 8, d_v = 3"),
+            randn(g, 5, 8),
+            randn(g, 5, 8),
+            randn(g, 5, 3),
+            None,
+        ),
+        (
+            tr("n = 3 ≠ m = 6, batched"),
+            randn(g, 2, 3, 4),
+            randn(g, 2, 6, 4),
+            randn(g, 2, 6, 5),
+            None,
+        ),
+        (
+            "float64",
+            randn(g, 4, 6, dtype=torch.float64),
+            randn(g, 4, 6, dtype=torch.float64),
+            randn(g, 4, 2, dtype=torch.float64),
+            None,
+        ),
+        (
+            tr("large scores"),
+            randn(g, 4, 8, scale=30.0),
+            randn(g, 4, 8, scale=30.0),
+            randn(g, 4, 3),
+            None,
+        ),
+    ]
+    if masks:
+        n = 5
+        causal = torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), NEG_INF)
+        padding = torch.zeros(2, 1, 4)
+        padding[1, :, 2:] = NEG_INF  # sentence 2 has 2 real keys
+        out += [
+            (tr("an additive causal mask"), randn(g, n, 4), randn(g, n, 4), randn(g, n, 3), causal),
+            (
+                tr("a padding mask per sentence"),
+                randn(g, 2, 4, 4),
+                randn(g, 2, 4, 4),
+                randn(g, 2, 4, 6),
+                padding,
+            ),
+        ]
+    return out
+
+
+def attention_mistakes(Q, K, V, mask):
+    d_k = Q.shape[-1]
+    added = 0 if mask is None else mask
+    scores = Q @ K.mT
+
+    def pair(weights):
+        return weights @ V, weights
+
+    found = [
+        (tr("the scores are not divided by √d_k"), pair(F.softmax(scores + added, dim=-1))),
+        (
+            tr("the rows of the weights do not sum to 1: softmax over the wrong axis? Use dim=-1"),
+            attempt(lambda: pair(F.softmax(scores / math.sqrt(d_k) + added, dim=-2))),
+        ),
+        (
+            tr("the scores look divided by d_k, not √d_k"),
+            pair(F.softmax(scores / d_k + added, dim=-1)),
+        ),
+    ]
+    if mask is not None:
+        found += [
+            (
+                tr("the mask is ignored: add it to the scores before softmax"),
+                pair(F.softmax(scores / math.sqrt(d_k), dim=-1)),
+            ),
+            (
+                tr(
+                    "the mask is applied after softmax: add it to the scores before, "
+                    "so that softmax renormalises over the allowed keys"
+                ),
+                attempt(
+                    lambda: pair(
+                        F.softmax(scores / math.sqrt(d_k), dim=-1) * (mask == 0).to(Q.dtype)
+                    )
+                ),
+            ),
+        ]
+    return found
+
+
+@leaves_state_alone
+def check_attention(fn) -> CheckResult:
+    """fn(Q, K, V, mask=None) must return (softmax(Q Kᵀ / √d_k + M) V, the weights), with
+    an additive mask M."""
+    check_function("fn", fn)
+    cases = []
+    for name, Q, K, V, mask in qkv_cases(3, masks=True):
+        described = shapes(Q=Q, K=K, V=V) + ("" if mask is None else f", mask {tuple(mask.shape)}")
+        cases.append(
+            Case(
+                name,
+                described,
+                (lambda f, Q=Q, K=K, V=V: f(Q, K, V))
+                if mask is None
+                else (lambda f, Q=Q, K=K, V=V, mask=mask: f(Q, K, V, mask)),
+                reference_attention(Q, K, V, mask),
+                atol=1e-5 if Q.dtype == torch.float32 else 1e-10,
+                mistakes=attention_mistakes(Q, K, V, mask),
+            )
+        )
+    return run_cases(
+        "attention",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return (softmax(Q Kᵀ / √d_k + M) V, the weights)."),
+    )
+
+
+@leaves_state_alone
+def check_self_attention(cls) -> CheckResult:
+    """cls(d_model, d_k) is an nn.Module with W_Q, W_K, W_V (each nn.Linear(d_model, d_k));
+    forward(X) returns the attended output (..., n, d_k). The reference is
+    F.scaled_dot_product_attention on the answer's own projections: only the wiring is
+    checked, not the random initialisation."""
+    check_class("cls", cls)
+    g = seeded(4)
+    cases = []
+    for name, d_model, d_k, shape in (
+        (tr("d_model = 8, d_k = 4, one sentence"), 8, 4, (5, 8)),
+        (tr("d_model = 6, d_k = 3, batched"), 6, 3, (2, 4, 6)),
+        ("d_model = 12, d_k = 12", 12, 12, (3, 12)),
+    ):
+        X = randn(g, *shape)
+
+        def run(answer, d_model=d_model, d_k=d_k, X=X):
+            module = build(answer, d_model, d_k)
+            W = linear_weights(module, "W_Q", "W_K", "W_V")
+            with torch.no_grad():
+                got = module(X)
+                Q, K, V = (W[name](X) for name in ("W_Q", "W_K", "W_V"))
+                expected = F.scaled_dot_product_attention(Q, K, V)
+                scores = Q @ K.mT
+                mistakes = [
+                    (
+                        tr(
+                            "the scores look divided by √d_model = √{d_model}, not √d_k = √{d_k}",
+                            d_model=d_model,
+                            d_k=d_k,
+                        ),
+                        F.softmax(scores / math.sqrt(d_model), dim=-1) @ V,
+                    ),
+                    (tr("the scores are not divided by √d_k"), F.softmax(scores, dim=-1) @ V),
+                    (
+                        tr("the values are X itself: project them with W_V first"),
+                        attempt(lambda: F.scaled_dot_product_attention(Q, K, X)),
+                    ),
+                    (
+                        tr("softmax over the wrong axis: the weights of each query must sum to 1"),
+                        F.softmax(scores / math.sqrt(d_k), dim=-2) @ V,
+                    ),
+                ]
+            return got, expected, mistakes
+
+        cases.append(Case(name, shapes(X=X), run, derived=True))
+    return run_cases(
+        "SelfAttention",
+        cls,
+        cases,
+        tr(
+            "Replace raise NotImplementedError: build W_Q, W_K, W_V, attend over their projections."
+        ),
+    )

@@ -1,0 +1,133 @@
+"""Checkers for notebook 02, softmax: log-softmax, and the backward pass of softmax."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..support.language import tr
+from .core import (
+    NEG_INF,
+    Case,
+    CheckResult,
+    attempt,
+    check_function,
+    leaves_state_alone,
+    randn,
+    run_cases,
+    seeded,
+    shapes,
+)
+
+
+@leaves_state_alone
+def check_log_softmax(fn) -> CheckResult:
+    """fn(scores) must give log softmax over the last axis, s - logsumexp(s): finite where the
+    weight underflows to 0 (a gap of 1000), stable at ±1000, and -inf only where s is -inf."""
+    check_function("fn", fn)
+    g = seeded(21)
+    inputs = [
+        (tr("a 4 x 6 matrix"), randn(g, 4, 6)),
+        (tr("batched (2, 3, 5)"), randn(g, 2, 3, 5)),
+        ("float64", randn(g, 3, 4, dtype=torch.float64)),
+        (tr("large scores ±1000"), torch.tensor([[1000.0, 999.0, 998.0], [-1000.0, -999.0, 0.0]])),
+        (tr("a masked key (-inf)"), torch.tensor([[0.5, NEG_INF, 2.0], [1.0, 0.0, NEG_INF]])),
+    ]
+    cases = []
+    for name, s in inputs:
+        cases.append(
+            Case(
+                name,
+                shapes(scores=s),
+                lambda f, s=s: f(s.clone()),
+                F.log_softmax(s, dim=-1),
+                atol=1e-5 if s.dtype == torch.float32 else 1e-12,
+                mistakes=[
+                    (
+                        tr(
+                            "log of softmax underflows: a weight of e^-1000 is 0 in floating "
+                            "point and its log -inf; compute s - logsumexp(s) instead"
+                        ),
+                        torch.log(F.softmax(s, dim=-1)),
+                    ),
+                    (
+                        tr(
+                            "exp overflows without the maximum: subtract max(s) before exp, "
+                            "logsumexp(s) = m + log Σ exp(s - m)"
+                        ),
+                        s - torch.log(torch.exp(s).sum(-1, keepdim=True)),
+                    ),
+                    (
+                        tr("over the wrong axis: normalise over dim=-1"),
+                        attempt(F.log_softmax, s, 0),
+                    ),
+                    (
+                        tr("the softmax itself, not its log"),
+                        F.softmax(s, dim=-1),
+                    ),
+                ],
+            )
+        )
+    return run_cases(
+        "log_softmax",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return s - logsumexp(s) over the last axis."),
+    )
+
+
+@leaves_state_alone
+def check_softmax_backward(fn) -> CheckResult:
+    """fn(a, g) for weights a = softmax(s) and an upstream gradient g = ∂ℓ/∂a, both (..., m),
+    must give ∂ℓ/∂s = J g without building the (m, m) Jacobian J: a ⊙ (g - a·g). The reference
+    is torch.autograd.grad through F.softmax."""
+    check_function("fn", fn)
+    gen = seeded(22)
+    cases = []
+    for name, shape, dtype in (
+        (tr("one row of 5 weights"), (5,), torch.float32),
+        (tr("a 4 x 6 matrix of rows"), (4, 6), torch.float32),
+        (tr("batched (2, 3, 5)"), (2, 3, 5), torch.float32),
+        ("float64", (3, 4), torch.float64),
+    ):
+        s = randn(gen, *shape, dtype=dtype, scale=2.0).requires_grad_()
+        a = F.softmax(s, dim=-1)
+        g = randn(gen, *shape, dtype=dtype)
+        (expected,) = torch.autograd.grad(a, s, g)
+        a, g = a.detach(), g
+        dot = (a * g).sum(-1, keepdim=True)
+        cases.append(
+            Case(
+                name,
+                shapes(a=a, g=g),
+                lambda f, a=a, g=g: f(a.clone(), g.clone()),
+                expected,
+                atol=1e-6 if dtype == torch.float32 else 1e-12,
+                mistakes=[
+                    (
+                        tr(
+                            "a ⊙ g alone: the - a aᵀ part of the Jacobian is missing, a ⊙ (g - a·g)"
+                        ),
+                        a * g,
+                    ),
+                    (
+                        tr("g - a·g without the factor a: ∂ℓ/∂s_l = a_l (g_l - a·g)"),
+                        g - dot,
+                    ),
+                    (
+                        tr("the sum a·g runs over the wrong axis: sum over dim=-1, one per row"),
+                        attempt(lambda a=a, g=g: a * (g - (a * g).sum(0, keepdim=True))),
+                    ),
+                    (
+                        tr("the sign is reversed: a ⊙ (g - a·g), not a ⊙ (a·g - g)"),
+                        -(a * (g - dot)),
+                    ),
+                ],
+            )
+        )
+    return run_cases(
+        "softmax_backward",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return ∂ℓ/∂s = a ⊙ (g - a·g), row by row."),
+    )

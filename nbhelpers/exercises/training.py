@@ -1,0 +1,269 @@
+"""Checkers for notebook 08, training GPT-1: the objective L1, and one step in micro-batches."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..support.language import tr
+from .core import (
+    Case,
+    CheckResult,
+    Rejected,
+    check_function,
+    leaves_state_alone,
+    randn,
+    run_cases,
+    seeded,
+    shapes,
+)
+from .gpt_cases import (
+    SENTENCE,
+    VOCAB,
+    as_loss,
+    parameters_of,
+    small_model,
+    with_stale_gradients,
+)
+from .references import (
+    PlainSGD,
+)
+
+
+def reference_step(
+    model,
+    ids,
+    pad_id,
+    lr,
+    micro_batch,
+    *,
+    shift=True,
+    backwards=False,
+    ignore=True,
+    weighting="tokens",
+    zero="once",
+    step="once",
+):
+    """The full batch's SGD step, made in micro-batches on a copy of `model` (its stale
+    gradients included) and written with F.cross_entropy; the keywords make the usual
+    mistakes. Returns (the loss reported, the parameters after)."""
+    model = with_stale_gradients(model)
+    optimizer = PlainSGD(model.parameters(), lr=lr)
+
+    def pair(chunk):
+        if not shift:
+            return model(chunk), chunk
+        if backwards:
+            return model(chunk)[:, 1:], chunk[:, :-1]
+        return model(chunk[:, :-1]), chunk[:, 1:]
+
+    def counted(targets):
+        return int((targets != pad_id).sum()) if ignore else targets.numel()
+
+    chunks = ids.split(micro_batch)
+    total = sum(counted(chunk[:, 1:] if shift else chunk) for chunk in chunks)
+    if zero == "once":
+        optimizer.zero_grad()
+    reported = 0.0
+    for chunk in chunks:
+        if zero == "each":
+            optimizer.zero_grad()
+        logits, targets = pair(chunk)
+        summed = F.cross_entropy(
+            logits.flatten(0, 1),
+            targets.flatten(),
+            ignore_index=pad_id if ignore else -100,
+            reduction="sum",
+        )
+        if weighting == "tokens":
+            loss = summed / total
+        elif weighting == "means":
+            loss = summed / counted(targets) / len(chunks)
+        else:
+            loss = summed
+        loss.backward()
+        reported += float(loss.detach())
+        if step == "each":
+            optimizer.step()
+    if step == "once":
+        optimizer.step()
+    return torch.tensor(reported, dtype=torch.float64), parameters_of(model)
+
+
+@leaves_state_alone
+def check_accumulated_step(fn) -> CheckResult:
+    """fn(model, optimizer, ids, pad_id, micro_batch) must make, in micro-batches of
+    `micro_batch` sentences, exactly the training step that the whole batch ids (B, n) would
+    make: position t predicts token t + 1, the loss is the mean cross-entropy over all the
+    batch's targets that are not pad_id (-L1 / N), old gradients cleared once, one backward
+    per micro-batch, one optimiser step at the end; it returns the batch's loss. The reference
+    is the same step written with F.cross_entropy and plain SGD (PlainSGD, checked against
+    torch.optim.SGD in the tests) on a copy of the same weights; both start from the same
+    stale gradients, which a missing zero_grad would add in."""
+    check_function("fn", fn)
+    lr = 0.5  # plain SGD: the step shows the gradient's size, which Adam would hide
+    two = torch.tensor([[1, 3, 5, 6, 7, 8, 2], [1, 4, 5, 8, 2, 0, 0]])
+    four = torch.tensor(
+        [[1, 3, 5, 8, 2, 0], [1, 4, 5, 8, 2, 0], [1, 3, 5, 6, 7, 8], [1, 4, 5, 2, 0, 0]]
+    )
+    cases = []
+    for name, ids, micro in (
+        (tr("two sentences, one padded, one at a time"), two, 1),
+        (tr("four sentences in micro-batches of 2"), four, 2),
+        (tr("the whole batch at once"), two, 2),
+    ):
+        model = small_model(18, n_layers=1, std=0.3)
+
+        def run(answer, ids=ids, micro=micro, model=model):
+            mine = with_stale_gradients(model).train()
+            seen = []
+            mine.register_forward_pre_hook(lambda module, args: seen.append(len(args[0])))
+            optimizer = PlainSGD(mine.parameters(), lr=lr)
+            loss = answer(mine, optimizer, ids.clone(), 0, micro)
+            if seen and max(seen) > micro:
+                raise Rejected(
+                    tr(
+                        "the model was called on {seen} sentences at once, with micro_batch = "
+                        "{micro}",
+                        seen=max(seen),
+                        micro=micro,
+                    ),
+                    tr("cut ids into micro-batches, ids.split(micro_batch), and run each alone"),
+                )
+            got = (as_loss(loss), parameters_of(mine))
+            split = micro < len(ids)
+
+            def variant(**mistake):
+                return reference_step(model, ids, 0, lr, micro, **mistake)
+
+            mistakes = [
+                (
+                    tr(
+                        "the loss is the mean of the micro-batches' means: they hold different "
+                        "numbers of tokens, so divide each micro-batch's summed loss by the "
+                        "whole batch's token count"
+                    ),
+                    (lambda: variant(weighting="means")) if split else None,
+                ),
+                (
+                    tr(
+                        "the targets are not shifted: the logits at position t must be "
+                        "compared with token t + 1 (model(ids[:, :-1]) against ids[:, 1:])"
+                    ),
+                    lambda: variant(shift=False),
+                ),
+                (
+                    tr("shifted the wrong way: position t predicts token t + 1, not t - 1"),
+                    lambda: variant(backwards=True),
+                ),
+                (
+                    tr("the <PAD> targets count: pass ignore_index=pad_id to F.cross_entropy"),
+                    lambda: variant(ignore=False),
+                ),
+                (
+                    tr("the loss is a sum: the mean over the predicted tokens is -L1 / N"),
+                    lambda: variant(weighting="sum"),
+                ),
+                (
+                    tr(
+                        "the old gradients were not cleared: call optimizer.zero_grad() once, "
+                        "before the first backward"
+                    ),
+                    lambda: variant(zero="none"),
+                ),
+                (
+                    tr(
+                        "zero_grad inside the loop: each micro-batch wipes the gradients of "
+                        "the ones before it; clear them once, before the loop"
+                    ),
+                    (lambda: variant(zero="each")) if split else None,
+                ),
+                (
+                    tr("a step per micro-batch: accumulate the gradients, then step once"),
+                    (lambda: variant(step="each")) if split else None,
+                ),
+                (
+                    tr("the weights did not move: call optimizer.step() after the loop"),
+                    lambda: variant(step="none"),
+                ),
+            ]
+            return got, variant(), mistakes
+
+        inputs = shapes(ids=ids) + f", pad_id = 0, micro_batch = {micro}"
+        cases.append(Case(name, inputs, run, derived=True, atol=1e-5))
+    return run_cases(
+        "accumulated_step",
+        fn,
+        cases,
+        tr(
+            "Replace raise NotImplementedError: one step of the whole batch, made in "
+            "micro-batches; return the loss."
+        ),
+    )
+
+
+@leaves_state_alone
+def check_log_likelihood(fn) -> CheckResult:
+    """fn(logits, ids) must give L1 = Σ_t log P(u_{t+1} | u_<=t) of shape (...): logits
+    (..., n, V) from model(ids) and ids (..., n). A sum over the predicted positions, not a
+    mean, not its negative."""
+    check_function("fn", fn)
+    g = seeded(14)
+    cases = []
+    for name, shape, V in (
+        ("<SOS> 犬 が 河岸 を 歩く", (6,), len(VOCAB)),
+        (tr("a batch of 4"), (4, 7), 11),
+        (tr("two batch dims"), (2, 3, 5), 8),
+    ):
+        ids = SENTENCE if shape == (6,) else torch.randint(0, V, shape, generator=g)
+        logits = randn(g, *shape, V, scale=2.0)
+        per_token = -F.cross_entropy(
+            logits[..., :-1, :].reshape(-1, V), ids[..., 1:].reshape(-1), reduction="none"
+        ).reshape(ids[..., 1:].shape)
+        log_probs = F.log_softmax(logits, dim=-1)
+        unshifted = log_probs.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        cases.append(
+            Case(
+                name,
+                shapes(logits=logits, ids=ids),
+                lambda f, logits=logits, ids=ids: f(logits, ids),
+                per_token.sum(-1),
+                mistakes=[
+                    (
+                        tr("a mean where the objective is a sum over the predicted positions"),
+                        per_token.mean(-1),
+                    ),
+                    (
+                        tr("this is the loss, -L1: L1 itself is a sum of log-probabilities (≤ 0)"),
+                        -per_token.sum(-1),
+                    ),
+                    (
+                        tr(
+                            "off by one: position t predicts token t + 1, so compare "
+                            "logits[..., :-1] with ids[..., 1:]"
+                        ),
+                        unshifted.sum(-1),
+                    ),
+                    (
+                        tr(
+                            "the last position predicts nothing here: drop logits[..., -1] "
+                            "and score ids[..., 1:]"
+                        ),
+                        unshifted[..., 1:].sum(-1),
+                    ),
+                    (
+                        tr("probabilities, not log-probabilities: take the log (log_softmax)"),
+                        F.softmax(logits[..., :-1, :], -1)
+                        .gather(-1, ids[..., 1:, None])
+                        .squeeze(-1)
+                        .sum(-1),
+                    ),
+                ],
+            )
+        )
+    return run_cases(
+        "log_likelihood",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return L1, the sum of log P(u_{t+1} | u_<=t)."),
+    )
