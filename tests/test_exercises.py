@@ -757,6 +757,7 @@ def test_log_softmax_mistakes(answer, hint):
         (lambda a, g: a * g, "a ⊙ g alone"),
         (lambda a, g: g - (a * g).sum(-1, keepdim=True), "without the factor a"),
         (lambda a, g: a * ((a * g).sum(-1, keepdim=True) - g), "the sign is reversed"),
+        (lambda a, g: a * (g - (a * g).sum(0, keepdim=True)), "runs over the wrong axis"),
     ],
 )
 def test_softmax_backward_mistakes(answer, hint):
@@ -769,6 +770,7 @@ def test_softmax_backward_mistakes(answer, hint):
         (lambda a: -(a * torch.log(a)).sum(-1), "0 log 0 gave NaN"),
         (lambda a: (a * torch.log(a)).nan_to_num(0.0).sum(-1), "the sign"),
         (lambda a: -(a * torch.log2(a)).nan_to_num(0.0).sum(-1), "log base 2"),
+        (lambda a: -(a * torch.log(a)).nan_to_num(0.0).sum(-2), "summed over the wrong axis"),
     ],
 )
 def test_attention_entropy_mistakes(answer, hint):
@@ -782,6 +784,13 @@ def test_attention_entropy_mistakes(answer, hint):
         (
             lambda h0, W_e, W_p: ((h0 - W_p[: h0.shape[-2]]) @ W_e.T).argmax(-1),
             "the largest dot product is not the nearest row",
+        ),
+        (lambda h0, W_e, W_p: (h0 @ W_e.T).argmax(-1), "two steps are missing"),
+        (
+            lambda h0, W_e, W_p: torch.cdist(
+                h0 - W_p[: h0.shape[-2]], W_e.expand(*h0.shape[:-2], -1, -1)
+            ).argmin(-2),
+            "along the wrong axis",
         ),
     ],
 )
@@ -826,6 +835,15 @@ def nucleus(probs, p, crossing=True, renormalise=True, descending=True):
         (lambda probs, p: nucleus(probs, p, crossing=False), "the token that crosses p"),
         (lambda probs, p: nucleus(probs, p, renormalise=False), "not renormalised"),
         (lambda probs, p: nucleus(probs, p, descending=False), "the least likely tokens"),
+        (lambda probs, p: probs * (probs >= p) / (probs * (probs >= p)).sum(), "compared with p"),
+        (
+            lambda probs, p: (
+                probs
+                * (probs.cumsum(0) - probs < p)
+                / (probs * (probs.cumsum(0) - probs < p)).sum()
+            ),
+            "in the vocabulary's order",
+        ),
     ],
 )
 def test_top_p_filter_mistakes(answer, hint):

@@ -124,6 +124,24 @@ def check_decode_embedding(fn) -> CheckResult:
                         ),
                         (x @ W_e.T).argmax(-1),
                     ),
+                    (
+                        tr(
+                            "two steps are missing: subtract W_p[:n] first, then find the "
+                            "nearest row of W_e (by distance, not by dot product)"
+                        ),
+                        (h0 @ W_e.T).argmax(-1),
+                    ),
+                    (
+                        tr(
+                            "the nearest row was searched along the wrong axis: for each "
+                            "token, minimise over the n_vocab rows of W_e"
+                        ),
+                        attempt(
+                            lambda x=x, W_e=W_e: torch.cdist(
+                                x, W_e.expand(*x.shape[:-2], -1, -1)
+                            ).argmin(-2)
+                        ),
+                    ),
                 ],
             )
         )

@@ -9,13 +9,10 @@ from ..gpt1 import GPT1, GPT1Config
 from ..inference import generate
 from ..support.language import tr
 from .core import (
-    FAILED,
-    NOT_ATTEMPTED,
-    PASSED,
     Case,
     CheckResult,
+    Rejected,
     check_function,
-    first_line,
     leaves_state_alone,
     run_cases,
     seeded,
@@ -48,88 +45,53 @@ def check_sample_next_token(fn, draws: int = 1000) -> CheckResult:
         ("top_k = 3", 1.0, 3),
         ("T = 0.7, top_k = 2", 0.7, 2),
     ]
-    exercise = "sample_next_token"
+    cases = []
     for number, (name, temperature, top_k) in enumerate(settings, start=1):
-        where = tr(
-            'case {number} of {total}, "{name}": {inputs}',
-            number=number,
-            total=len(settings),
-            name=name,
-            inputs=f"logits {tuple(logits.shape)}, temperature = {temperature:g}, top_k = {top_k}",
-        )
-        generator = torch.Generator().manual_seed(100 + number)
-        try:
+
+        def run(answer, temperature=temperature, top_k=top_k, number=number):
+            generator = torch.Generator().manual_seed(100 + number)
             counts = torch.zeros(len(logits))
             for _ in range(draws):
-                token = fn(logits.clone(), temperature, top_k, generator)
-                token = int(token)
+                token = int(answer(logits.clone(), temperature, top_k, generator))
                 if not 0 <= token < len(logits):
-                    return CheckResult(
-                        exercise,
-                        FAILED,
-                        [
-                            f"✗ {exercise}: {where}",
-                            "  "
-                            + tr(
-                                "returned {token}, not a token id in [0, {size})",
-                                token=token,
-                                size=len(logits),
-                            ),
-                        ],
-                        len(settings),
+                    raise Rejected(
+                        tr(
+                            "returned {token}, not a token id in [0, {size})",
+                            token=token,
+                            size=len(logits),
+                        ),
+                        tr("return the index of the drawn token, an int from 0 to n_vocab - 1"),
                     )
                 counts[token] += 1
-        except NotImplementedError:
-            return CheckResult(
-                exercise,
-                NOT_ATTEMPTED,
-                [
-                    tr(
-                        "… {exercise}: not attempted. {todo}",
-                        exercise=exercise,
-                        todo=tr(
-                            "Replace raise NotImplementedError: return one token id drawn from "
-                            "softmax(logits / T) over the top_k largest logits."
-                        ),
+            problem = chi_square_problem(
+                counts, filtered_distribution(logits, temperature, top_k), draws
+            )
+            if problem:
+                hint = sampling_hint(counts, draws, logits, temperature, top_k)
+                raise Rejected(
+                    problem,
+                    hint
+                    or tr(
+                        "compare how often each token came with softmax(logits / T) over the top k"
                     ),
-                ],
-            )
-        except Exception as error:
-            return CheckResult(
-                exercise,
-                FAILED,
-                [
-                    f"✗ {exercise}: {where}",
-                    "  " + tr("the answer raised {error}", error=first_line(error)),
-                ],
-                len(settings),
-            )
-        expected = filtered_distribution(logits, temperature, top_k)
-        problem = chi_square_problem(counts, expected, draws)
-        if problem:
-            hint = sampling_hint(counts, draws, logits, temperature, top_k)
-            lines = [f"✗ {exercise}: {where}", f"  {problem}"]
-            return CheckResult(
-                exercise,
-                FAILED,
-                lines + (["  " + tr("hint: {hint}", hint=hint)] if hint else []),
-                len(settings),
-            )
-    names = [setting[0] for setting in settings]
-    return CheckResult(
-        exercise,
-        PASSED,
-        [
-            tr(
-                "✓ {exercise}: all {n} cases passed ({names})",
-                exercise=exercise,
-                n=len(settings),
-                names="; ".join(names),
-            )
-            + tr(", {draws} draws each, chi-square at significance 1e-4", draws=draws),
-        ],
-        len(settings),
+                )
+            passed = torch.zeros(())
+            return passed, passed, []
+
+        inputs = f"logits {tuple(logits.shape)}, temperature = {temperature:g}, top_k = {top_k}"
+        cases.append(Case(name, inputs, run, derived=True))
+    result = run_cases(
+        "sample_next_token",
+        fn,
+        cases,
+        tr(
+            "Replace raise NotImplementedError: return one token id drawn from "
+            "softmax(logits / T) over the top_k largest logits."
+        ),
     )
+    if result:
+        result.lines[0] += tr(", {draws} draws each, chi-square at significance 1e-4", draws=draws)
+    return result
 
 
 # Pearson's chi-square critical values at significance 1e-4, by degrees of freedom.
@@ -301,6 +263,20 @@ def check_top_p_filter(fn) -> CheckResult:
                     (
                         tr("the least likely tokens were kept: sort in descending order"),
                         nucleus(probs, p, descending=False),
+                    ),
+                    (
+                        tr(
+                            "each probability was compared with p: top-p keeps the likeliest "
+                            "tokens until their running sum reaches p"
+                        ),
+                        (lambda kept: kept / kept.sum())(probs * (probs >= p)),
+                    ),
+                    (
+                        tr(
+                            "the running sum was taken in the vocabulary's order: sort by "
+                            "probability first"
+                        ),
+                        (lambda kept: kept / kept.sum())(probs * ((probs.cumsum(0) - probs) < p)),
                     ),
                 ],
             )

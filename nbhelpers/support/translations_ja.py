@@ -503,4 +503,10 @@ JA: dict[str, str] = {
     "! {part}: yours, used without its checker": "! {part}：あなたのもの。チェッカーなしで使います",
     "✓ {part}: yours": "✓ {part}：あなたのもの",
     "… {part}: nbhelpers' own, since yours has not passed its checker yet ({why})": "… {part}：あなたのものがまだチェッカーに合格していないので、nbhelpers 自身のものを使います（{why}）",
+    'two steps are missing: subtract W_p[:n] first, then find the nearest row of W_e (by distance, not by dot product)': '二つの手順が抜けています。先に W_p[:n] を引き、それから W_e のいちばん近い行を（内積ではなく距離で）探してください',
+    'the nearest row was searched along the wrong axis: for each token, minimise over the n_vocab rows of W_e': 'いちばん近い行を探す軸が違います。トークンごとに、W_e の n_vocab 個の行について最小を取ってください',
+    'return the index of the drawn token, an int from 0 to n_vocab - 1': '引いたトークンの番号を、0 から n_vocab - 1 までの int で返してください',
+    'compare how often each token came with softmax(logits / T) over the top k': '各トークンが出た頻度を、上位 k 個についての softmax(logits / T) と比べてください',
+    'each probability was compared with p: top-p keeps the likeliest tokens until their running sum reaches p': '確率を一つずつ p と比べています。top-p は、確率の高いトークンを累積和が p に届くまで残します',
+    "the running sum was taken in the vocabulary's order: sort by probability first": '累積和を語彙の順に取っています。先に確率で並べ替えてください',
 }
