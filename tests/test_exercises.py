@@ -323,7 +323,7 @@ def test_embed_mistakes(answer, hint):
     assert result.status == FAILED and hint in repr(result), repr(result)
 
 
-def block_class(order="post", mask=True, first_residual=True):
+def block_class(order="post", mask=True, first_residual=True, second_residual=True):
     class Answer(nn.Module):
         def __init__(self, d_model, n_heads, d_ff):
             super().__init__()
@@ -335,8 +335,11 @@ def block_class(order="post", mask=True, first_residual=True):
             if order == "pre":
                 h = h + self.attn(self.ln_1(h))
                 return h + self.ffn(self.ln_2(h))
+            if order == "swapped":
+                g = self.ln_1(h + self.ffn(h))
+                return self.ln_2(g + self.attn(g))
             g = self.ln_1((h if first_residual else 0) + self.attn(h))
-            return self.ln_2(g + self.ffn(g))
+            return self.ln_2((g if second_residual else 0) + self.ffn(g))
 
     return Answer
 
@@ -347,6 +350,8 @@ def block_class(order="post", mask=True, first_residual=True):
         (block_class(mask=False), "no causal mask"),
         (block_class(order="pre"), "this is pre-LN"),
         (block_class(first_residual=False), "the first residual connection is missing"),
+        (block_class(second_residual=False), "the second residual connection is missing"),
+        (block_class(order="swapped"), "the feed-forward layer runs first"),
     ],
 )
 def test_gpt1_block_mistakes(answer, hint):
@@ -979,3 +984,135 @@ def test_the_capstone_names_a_model_that_sees_the_future_or_reads_its_targets(so
     no_mask = fused_class(mask=False)
     result = train_your_gpt1(use_parts(attention=no_mask, checked=False), steps=200)
     assert result.fault == "sees the future", result
+
+
+# --- every correct answer passes, however it is written -------------------------------------
+
+
+def attention_renormalised(Q, K, V, mask=None):
+    """Softmax without the mask, then zero the blocked weights and renormalise."""
+    weights = F.softmax(scores_of(Q, K) / math.sqrt(Q.shape[-1]), dim=-1)
+    if mask is not None:
+        weights = weights * torch.isfinite(mask)
+        weights = weights / weights.sum(-1, keepdim=True)
+    return weights @ V, weights
+
+
+def attention_in_log_space(Q, K, V, mask=None):
+    scores = torch.einsum("...id,...jd->...ij", Q, K) / math.sqrt(Q.shape[-1])
+    weights = torch.exp(F.log_softmax(scores + (0 if mask is None else mask), dim=-1))
+    return torch.einsum("...ij,...jd->...id", weights, V), weights
+
+
+def attention_with_sdpa(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]) + (0 if mask is None else mask)
+    return F.scaled_dot_product_attention(Q, K, V, attn_mask=mask), scores.softmax(-1)
+
+
+class FusedWithSdpa(nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.h = n_heads
+        self.W_QKV = nn.Linear(d_model, 3 * d_model)
+        self.W_O = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        d = x.shape[-1]
+        q, k, v = (
+            t.unflatten(-1, (self.h, d // self.h)).transpose(-3, -2)
+            for t in self.W_QKV(x).split(d, -1)
+        )
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        n = x.shape[-2]
+        causal = torch.ones(n, n, dtype=torch.bool).tril()
+        weights = torch.einsum("...id,...jd->...ij", q, k).div(math.sqrt(d // self.h))
+        weights = weights.masked_fill(~causal, NEG_INF).softmax(-1)
+        return self.W_O(out.transpose(-3, -2).flatten(-2)), weights
+
+
+def accumulated_with_means(model, optimizer, ids, pad_id, micro_batch):
+    """Each micro-batch's mean, weighted by its share of the batch's tokens."""
+    N = int((ids[:, 1:] != pad_id).sum())
+    optimizer.zero_grad()
+    total = 0.0
+    for chunk in ids.split(micro_batch):
+        count = int((chunk[:, 1:] != pad_id).sum())
+        mean = F.cross_entropy(
+            model(chunk[:, :-1]).transpose(1, 2), chunk[:, 1:], ignore_index=pad_id
+        )
+        (mean * count / N).backward()
+        total += float(mean.detach()) * count / N
+    optimizer.step()
+    return total
+
+
+def top_p_in_python(probs, p):
+    order = sorted(range(len(probs)), key=lambda i: -float(probs[i]))
+    kept, mass = [], 0.0
+    for i in order:
+        if mass >= p:
+            break
+        kept.append(i)
+        mass += float(probs[i])
+    out = torch.zeros_like(probs)
+    out[kept] = probs[kept]
+    return out / out.sum()
+
+
+ANOTHER_STYLE = [
+    (
+        check_similarity_scores,
+        lambda Q, K: torch.einsum("...nd,...md->...nm", Q, K) / Q.shape[-1] ** 0.5,
+    ),
+    (check_similarity_scores, lambda Q, K: (Q / math.sqrt(Q.shape[-1])) @ K.mT),
+    (check_log_softmax, lambda s: s - torch.logsumexp(s, -1, keepdim=True)),
+    (check_log_softmax, lambda s: F.log_softmax(s, dim=-1)),
+    (
+        check_softmax_backward,
+        lambda a, g: torch.einsum("...i,...i->...i", a, g) - a * (a * g).sum(-1, keepdim=True),
+    ),
+    (check_attention_entropy, lambda a: -torch.special.xlogy(a, a).sum(-1)),
+    (check_attention_entropy, lambda a: torch.special.entr(a).sum(-1)),
+    (check_attention, attention_renormalised),
+    (check_attention, attention_in_log_space),
+    (check_attention, attention_with_sdpa),
+    (
+        check_left_padded_mask,
+        lambda lengths, n: torch.where(left_padded(lengths, n) == 0, 0.0, NEG_INF),
+    ),
+    (check_causal_multi_head, FusedWithSdpa),
+    (
+        check_decode_embedding,
+        lambda h0, W_e, W_p: F.cosine_similarity(
+            (h0 - W_p[: h0.shape[-2]]).unsqueeze(-2), W_e, dim=-1
+        ).argmax(-1),
+    ),
+    (check_accumulated_step, accumulated_with_means),
+    (check_top_p_filter, top_p_in_python),
+    (
+        check_cached_causal_mask,
+        lambda n, m: torch.zeros(n, m).masked_fill(
+            torch.ones(n, m, dtype=torch.bool).tril(m - n).logical_not(), NEG_INF
+        ),
+    ),
+    (check_score_divisor, lambda d, sq, sk: (d * sq**2 * sk**2) ** 0.5),
+    (
+        check_merge_partials,
+        lambda m1, l1, a1, m2, l2, a2: (
+            merge(m1, l1, a1, m2, l2, a2, mode="right")
+            if not torch.isneginf(torch.maximum(m1, m2)).any()
+            else (
+                torch.maximum(m1, m2),
+                *[torch.nan_to_num(t, nan=0.0) for t in merge(m1, l1, a1, m2, l2, a2)[1:]],
+            )
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("checker", "answer"), ANOTHER_STYLE, ids=[c.__name__ for c, _ in ANOTHER_STYLE]
+)
+def test_a_correct_answer_in_another_style_passes(checker, answer):
+    result = checker(answer)
+    assert result.status == PASSED, repr(result)

@@ -77,6 +77,12 @@ def block_comparison(block, x, d_model, h, d_ff):
         attended = reference.self_attn(batched, batched, batched, attn_mask=causal)[0]
         no_residual = ln_1(attended)
         no_residual = ln_2(no_residual + ffn(no_residual))
+        g = ln_1(batched + attended)
+        no_second_residual = ln_2(ffn(g))
+        first = ln_1(batched + ffn(batched))
+        sublayers_swapped = ln_2(
+            first + reference.self_attn(first, first, first, attn_mask=causal)[0]
+        )
         mistakes = [
             (
                 tr("no causal mask: each position sees the future; the block must be masked"),
@@ -94,6 +100,14 @@ def block_comparison(block, x, d_model, h, d_ff):
                     "the first residual connection is missing: ln_1(h + attn(h)), not ln_1(attn(h))"
                 ),
                 squeeze(no_residual),
+            ),
+            (
+                tr("the second residual connection is missing: ln_2(g + ffn(g)), not ln_2(ffn(g))"),
+                squeeze(no_second_residual),
+            ),
+            (
+                tr("the feed-forward layer runs first: attention, then the feed-forward layer"),
+                squeeze(sublayers_swapped),
             ),
         ]
     return got, squeeze(expected), mistakes

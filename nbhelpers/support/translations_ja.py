@@ -509,4 +509,6 @@ JA: dict[str, str] = {
     "compare how often each token came with softmax(logits / T) over the top k": "各トークンが出た頻度を、上位 k 個についての softmax(logits / T) と比べてください",
     "each probability was compared with p: top-p keeps the likeliest tokens until their running sum reaches p": "確率を一つずつ p と比べています。top-p は、確率の高いトークンを累積和が p に届くまで残します",
     "the running sum was taken in the vocabulary's order: sort by probability first": "累積和を語彙の順に取っています。先に確率で並べ替えてください",
+    "the second residual connection is missing: ln_2(g + ffn(g)), not ln_2(ffn(g))": "二つ目の残差接続がありません。ln_2(ffn(g)) ではなく ln_2(g + ffn(g)) です",
+    "the feed-forward layer runs first: attention, then the feed-forward layer": "フィードフォワード層が先に来ています。アテンションが先で、そのあとがフィードフォワード層です",
 }
