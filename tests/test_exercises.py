@@ -964,7 +964,7 @@ def test_the_worked_parts_reach_the_goal(solved):
         forward=solved["my_gpt1_forward"],
         step=solved["my_accumulated_step"],
     )
-    result = train_your_gpt1(parts)
+    result = train_your_gpt1(parts, seconds=float("inf"))  # the verdict, not the time
     assert result and result.kl <= 0.05, result
 
 
@@ -979,10 +979,14 @@ def test_the_capstone_names_a_model_that_sees_the_future_or_reads_its_targets(so
         optimizer.step()
         return loss.item()
 
-    result = train_your_gpt1(use_parts(step=unshifted, checked=False), steps=200)
+    result = train_your_gpt1(
+        use_parts(step=unshifted, checked=False), steps=200, seconds=float("inf")
+    )
     assert result.fault == "targets not shifted", result
     no_mask = fused_class(mask=False)
-    result = train_your_gpt1(use_parts(attention=no_mask, checked=False), steps=200)
+    result = train_your_gpt1(
+        use_parts(attention=no_mask, checked=False), steps=200, seconds=float("inf")
+    )
     assert result.fault == "sees the future", result
 
 
@@ -1116,3 +1120,20 @@ ANOTHER_STYLE = [
 def test_a_correct_answer_in_another_style_passes(checker, answer):
     result = checker(answer)
     assert result.status == PASSED, repr(result)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"steps": 0}, "steps must be a positive int"),
+        ({"seconds": -1}, "seconds must be a positive number"),
+        ({"goal": "0.05"}, "goal must be a positive number"),
+    ],
+)
+def test_the_capstone_names_a_bad_setting(settings, message):
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    with pytest.raises(ValueError, match=message):
+        train_your_gpt1(use_parts(), **settings)
+    with pytest.raises(TypeError, match="parts must come from use_parts"):
+        train_your_gpt1(None)

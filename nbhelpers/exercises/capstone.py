@@ -24,6 +24,7 @@ from torch import nn
 from ..gpt1 import GPT1, GPT1Block, GPT1Config
 from ..multihead import MultiHeadAttention
 from ..support.language import tr
+from ..support.validation import check_positive_int, check_seed, is_number
 from .core import FAILED, NOT_ATTEMPTED, PASSED, leaves_state_alone
 from .multi_head import check_causal_multi_head
 from .training import check_accumulated_step
@@ -266,6 +267,11 @@ def train_your_gpt1(
 
     if not isinstance(parts, Parts):
         raise TypeError(f"parts must come from use_parts(...), got {type(parts).__name__}")
+    check_positive_int("steps", steps)
+    check_seed("seed", seed)
+    for name, value in (("seconds", seconds), ("goal", goal)):
+        if not is_number(value) or not value > 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
     exercise = "capstone"
     if not parts.yours:
         return CapstoneResult(
