@@ -16,7 +16,8 @@ EXEC_ENV := NBHELPERS_DEVICE=cpu PYTHONHASHSEED=0 MPLBACKEND=Agg
 # threads, so every run on an AVX2 or AVX-512 machine compares across kernels (README).
 PORTABLE_ENV := $(EXEC_ENV) ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1
 
-.PHONY: lab lab-ja test check unit nbval lint browser notebooks course-model benchmarks \
+.PHONY: lab lab-ja test check unit nbval lint browser notebooks course-model fine-tuning-curves \
+	benchmarks \
 	gpu-check clean
 
 $(VENV)/bin/python:
@@ -81,6 +82,10 @@ notebooks: $(STAMP)
 # Notebook 08's training run, stored for notebooks 08-10 (scripts/save_course_model.py).
 course-model: $(STAMP)
 	$(PORTABLE_ENV) $(PY) scripts/save_course_model.py
+
+# Notebook 11's fine-tuning curves, stored for it to plot (scripts/save_fine_tuning_curves.py).
+fine-tuning-curves: $(STAMP)
+	$(EXEC_ENV) OMP_NUM_THREADS=1 $(PY) scripts/save_fine_tuning_curves.py
 
 benchmarks: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -5,9 +5,10 @@ Layers, each importing only from the ones below it:
 * `support/`: argument checks, device, seeding, check_close, threads, benchmarking, and the
   language of the course's own words (`set_language("ja")`);
 * the formulas, in notebook order: attention, masks, multihead, gpt1, inference, kv_cache,
-  statistics, memory, and the generated corpus (`corpus/`); they import no plotting;
+  statistics, memory, fine_tuning, and the generated corpus with its BPE and labelled tasks
+  (`corpus/`); they import no plotting;
 * `experiments/`: the notebooks' runs that train or measure a model (05's heads, 07's deep
-  stacks, 08's training, the stored course model);
+  stacks, 08's training, the stored course model, 11's fine-tuning);
 * `figures/`: pure figure builders and the canvases that redraw them;
 * `widgets/`: the explorers, wiring controls to a formula and a figure;
 * `exercises/`: the checkers of the notebooks' exercises.
@@ -31,6 +32,7 @@ _MODULES = {
     "attention": ["SelfAttention", "scaled_dot_product_attention", "similarity_scores", "softmax"],
     "corpus": ["JapaneseGrammar", "Tokenizer"],
     "example": ["running_example"],
+    "fine_tuning": ["GPT1Classifier"],
     "figures": [
         "AttentionStepCanvas",
         "EmbeddingCanvas",
@@ -68,15 +70,18 @@ _MODULES = {
         "AttentionExplorer",
         "AttentionMatrixExplorer",
         "AttentionMemoryExplorer",
+        "BPEExplorer",
         "CausalityExplorer",
         "DotProductGeometryExplorer",
         "EmbeddingExplorer",
         "FigureExplorer",
+        "FineTuningCurvesExplorer",
         "MaskExplorer",
         "MultiHeadExplorer",
         "NextTokenExplorer",
         "ScoreScalingExplorer",
         "SoftmaxExplorer",
+        "TaskInputExplorer",
         "WeightedAverageExplorer",
     ],
 }

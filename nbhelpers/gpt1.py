@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
@@ -223,7 +223,27 @@ class GPT1(nn.Module):
         h = self.hidden_states(ids, mask, cache=cache, validate=validate)
         if last_only:
             h = h[..., -1, :]
+        return self.logits(h)
+
+    def logits(self, h: torch.Tensor) -> torch.Tensor:
+        """h W_eᵀ: next-token logits from hidden states (..., d_model) -> (..., vocab)."""
         return h @ self.W_e.weight.T  # tied: the same storage as the input embedding
+
+    def add_tokens(self, count: int, *, generator: torch.Generator | None = None) -> list[int]:
+        """Append `count` new rows to W_e, drawn from N(0, 0.02²) like every other weight at
+        initialisation, and return their ids: the delimiter and extract tokens that
+        fine-tuning adds (GPT-1 §3.3, notebook 11). The trained rows are kept, and the output
+        layer grows with W_e because it is W_e."""
+        check_positive_int("count", count)
+        old = self.W_e.weight.detach()
+        new = torch.empty(count, old.shape[1], dtype=old.dtype)
+        new.normal_(0.0, 0.02, generator=generator)
+        grown = nn.Embedding(old.shape[0] + count, old.shape[1], device=old.device, dtype=old.dtype)
+        with torch.no_grad():
+            grown.weight.copy_(torch.cat([old, new.to(old.device)]))
+        self.W_e = grown
+        self.config = replace(self.config, vocab_size=old.shape[0] + count)
+        return list(range(old.shape[0], old.shape[0] + count))
 
 
 @contextmanager

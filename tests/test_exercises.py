@@ -21,24 +21,29 @@ from nbhelpers.exercises import (
     check_accumulated_step,
     check_attention,
     check_attention_entropy,
+    check_bpe_encode,
     check_cached_attention_step,
     check_cached_causal_mask,
     check_causal_multi_head,
     check_causality_test,
     check_decode_embedding,
     check_embed,
+    check_fine_tuning_step,
     check_gpt1_block,
     check_gpt1_forward,
     check_greedy_generate,
+    check_l3,
     check_left_padded_mask,
     check_log_likelihood,
     check_log_softmax,
     check_merge_partials,
+    check_merge_step,
     check_multi_head_attention,
     check_parameter_count,
     check_sample_next_token,
     check_score_divisor,
     check_self_attention,
+    check_similarity_inputs,
     check_similarity_scores,
     check_softmax_backward,
     check_top_p_filter,
@@ -85,6 +90,11 @@ CHECKERS = {
     check_merge_partials: "my_merge_partials",
     check_cached_causal_mask: "my_cached_causal_mask",
     check_cached_attention_step: "my_cached_attention_step",
+    check_merge_step: "my_merge_step",
+    check_bpe_encode: "my_bpe_encode",
+    check_similarity_inputs: "my_similarity_inputs",
+    check_l3: "my_l3",
+    check_fine_tuning_step: "my_fine_tuning_step",
 }
 IDS = [c.__name__ for c in CHECKERS]
 
@@ -1137,3 +1147,181 @@ def test_the_capstone_names_a_bad_setting(settings, message):
         train_your_gpt1(use_parts(), **settings)
     with pytest.raises(TypeError, match="parts must come from use_parts"):
         train_your_gpt1(None)
+
+
+# --- BPE and fine-tuning (notebooks 06 and 11) -------------------------------------------------
+
+
+def merge_left_to_right(symbols, pair):
+    out, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+            out.append(symbols[i] + symbols[i + 1])
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return tuple(out)
+
+
+def merge_step(corpus, *, weighted=True, merged=True, least=False):
+    from collections import Counter
+
+    counts = Counter()
+    for symbols, times in corpus.items():
+        for pair in zip(symbols, symbols[1:], strict=False):
+            counts[pair] += times if weighted else 1
+    best = (min if least else max)(counts, key=counts.get)
+    if not merged:
+        return best, dict(corpus)
+    return best, {merge_left_to_right(s, best): t for s, t in corpus.items()}
+
+
+def bpe_encode(text, merges, order=1):
+    tokens = tuple(text)
+    for pair in merges[::order]:
+        tokens = merge_left_to_right(tokens, pair)
+    return list(tokens)
+
+
+def bpe_encode_by_rank(text, merges):
+    """GPT-2's way: repeatedly merge the adjacent pair with the lowest rank."""
+    rank = {tuple(pair): r for r, pair in enumerate(merges)}
+    tokens = list(text)
+    while len(tokens) > 1:
+        pairs = [
+            (rank.get((a, b), math.inf), i)
+            for i, (a, b) in enumerate(zip(tokens, tokens[1:], strict=False))
+        ]
+        best, i = min(pairs)
+        if best == math.inf:
+            break
+        pair = (tokens[i], tokens[i + 1])
+        tokens = list(merge_left_to_right(tuple(tokens), pair))
+    return tokens
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda c: merge_step(c, weighted=False), "each text counted once"),
+        (lambda c: merge_step(c, merged=False), "the corpus was not merged"),
+        (lambda c: merge_step(c, least=True), "the least frequent pair"),
+    ],
+)
+def test_merge_step_mistakes(answer, hint):
+    rejects(check_merge_step, answer, hint)
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda t, m: bpe_encode(t, m, order=-1), "in the wrong order"),
+        (lambda t, m: list(t), "no merge was applied"),
+    ],
+)
+def test_bpe_encode_mistakes(answer, hint):
+    rejects(check_bpe_encode, answer, hint)
+
+
+def similarity(a, b, *, orders=2, start="<SOS>", end="<EXTRACT>", delim=True):
+    def one(x, y):
+        middle = [*x, "<DELIM>", *y] if delim else [*x, *y]
+        return [t for t in (start, *middle, end) if t is not None]
+
+    return [one(a, b), one(b, a)][:orders]
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda a, b: similarity(a, b, orders=1), "one order only"),
+        (lambda a, b: similarity(a, b, start=None), "<SOS> start token is missing"),
+        (lambda a, b: similarity(a, b, end=None), "<EXTRACT> token is missing"),
+        (lambda a, b: similarity(a, b, end="<EOS>"), "<EOS> is not the extract token"),
+        (lambda a, b: similarity(a, b, delim=False), "<DELIM> token between"),
+    ],
+)
+def test_similarity_inputs_mistakes(answer, hint):
+    rejects(check_similarity_inputs, answer, hint)
+
+
+def l3_variant(class_logits, labels, lm_logits, ids, lam, pad_id, *, sign=1, swap=False,
+               mean=False, pad=True, shift=True):  # fmt: skip
+    L2 = class_logits.log_softmax(-1).gather(-1, labels[:, None]).squeeze(-1)
+    logits, targets = (lm_logits[:, :-1], ids[:, 1:]) if shift else (lm_logits, ids)
+    token = logits.log_softmax(-1).gather(-1, targets[..., None]).squeeze(-1)
+    if pad:
+        token = token[targets != pad_id]
+    L2, L1 = (L2.mean(), token.mean()) if mean else (L2.sum(), token.sum())
+    return sign * ((lam * L2 + L1) if swap else (L2 + lam * L1))
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda *a: l3_variant(*a, sign=-1), "the sign"),
+        (lambda *a: l3_variant(*a, swap=True), "λ multiplies L1"),
+        (lambda *a: l3_variant(*a, mean=True), "means instead of sums"),
+        (lambda *a: l3_variant(*a, pad=False), "<PAD> targets count"),
+        (lambda *a: l3_variant(*a, shift=False), "not shifted"),
+    ],
+)
+def test_l3_mistakes(answer, hint):
+    rejects(check_l3, answer, hint)
+
+
+def fine_tuning_step(classifier, optimizer, ids, labels, lam, pad_id, *, zero=True, step=True,
+                     weight=None):  # fmt: skip
+    from nbhelpers.fine_tuning import fine_tuning_loss
+
+    if zero:
+        optimizer.zero_grad()
+    loss = fine_tuning_loss(classifier, ids, labels, lam=lam if weight is None else weight,
+                            pad_id=pad_id)  # fmt: skip
+    loss.backward()
+    if step:
+        optimizer.step()
+    return loss
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda *a: fine_tuning_step(*a, zero=False), "old gradients were not cleared"),
+        (lambda *a: fine_tuning_step(*a, step=False), "did not move"),
+        (lambda *a: fine_tuning_step(*a, weight=0.0), "λ·L1 is missing"),
+        (lambda *a: fine_tuning_step(*a, weight=1.0), "λ is ignored"),
+    ],
+)
+def test_fine_tuning_step_mistakes(answer, hint):
+    rejects(check_fine_tuning_step, answer, hint)
+
+
+def fine_tuning_step_written_out(classifier, optimizer, ids, labels, lam, pad_id):
+    """The loss spelled out from the log-probabilities, not through fine_tuning_loss."""
+    optimizer.zero_grad()
+    class_logits, lm_logits = classifier(ids)
+    L2 = class_logits.log_softmax(-1).gather(-1, labels[:, None]).sum()
+    token = lm_logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+    kept = ids[:, 1:] != pad_id
+    loss = -L2 / len(ids) - lam * token[kept].sum() / kept.sum()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+OTHER_STYLES_06_11 = [
+    (check_bpe_encode, bpe_encode_by_rank),
+    (check_l3, lambda *a: l3_variant(*a)),
+    (check_fine_tuning_step, fine_tuning_step_written_out),
+    (check_similarity_inputs, lambda a, b: (similarity(a, b)[0], similarity(a, b)[1])),
+]
+
+
+@pytest.mark.parametrize(
+    ("checker", "answer"), OTHER_STYLES_06_11, ids=[c.__name__ for c, _ in OTHER_STYLES_06_11]
+)
+def test_a_correct_bpe_or_fine_tuning_answer_in_another_style_passes(checker, answer):
+    result = checker(answer)
+    assert result.status == PASSED, repr(result)

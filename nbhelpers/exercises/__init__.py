@@ -8,9 +8,11 @@ names the likely mistake. A checker never raises because an answer is wrong.
 """
 
 from .at_scale import check_cached_attention_step, check_cached_causal_mask, check_merge_partials
+from .bpe import check_bpe_encode, check_merge_step
 from .capstone import Parts, train_your_gpt1, use_parts
 from .core import FAILED, NOT_ATTEMPTED, PASSED, CheckResult
 from .embeddings import check_decode_embedding, check_embed
+from .fine_tuning import check_fine_tuning_step, check_l3, check_similarity_inputs
 from .masked_attention import check_causality_test, check_left_padded_mask
 from .multi_head import check_causal_multi_head, check_multi_head_attention
 from .next_token import check_greedy_generate, check_sample_next_token, check_top_p_filter
@@ -28,6 +30,11 @@ __all__ = [
     "Parts",
     "check_accumulated_step",
     "check_attention",
+    "check_bpe_encode",
+    "check_fine_tuning_step",
+    "check_l3",
+    "check_merge_step",
+    "check_similarity_inputs",
     "check_attention_entropy",
     "check_cached_attention_step",
     "check_cached_causal_mask",

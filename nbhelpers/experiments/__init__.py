@@ -7,5 +7,7 @@ modules one layer down. Each module holds one experiment:
 * `sampling`: sentences sampled from a model, judged by the grammar (notebooks 08 and 09);
 * `course_model`: the course's trained model and its training run, stored in nbhelpers/data/;
 * `head_specialisation`: two heads that split a job between them (notebook 05);
-* `deep_stack`: what residuals and LayerNorm do to a deep stack of blocks (notebook 07).
+* `deep_stack`: what residuals and LayerNorm do to a deep stack of blocks (notebook 07);
+* `fine_tuning`: fine-tuning the course model on labelled tasks, and the stored curves of
+  GPT-1's claims in miniature (notebook 11).
 """

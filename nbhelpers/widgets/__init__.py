@@ -2,8 +2,10 @@
 
 from .attention_explorer import AttentionExplorer
 from .base import FigureExplorer
+from .bpe import BPEExplorer
 from .dot_product_geometry import DotProductGeometryExplorer
 from .embeddings import EmbeddingExplorer
+from .fine_tuning import FineTuningCurvesExplorer, TaskInputExplorer
 from .masking import MaskExplorer
 from .multihead import MultiHeadExplorer
 from .next_token import NextTokenExplorer
@@ -18,14 +20,17 @@ __all__ = [
     "AttentionExplorer",
     "AttentionMatrixExplorer",
     "AttentionMemoryExplorer",
+    "BPEExplorer",
     "CausalityExplorer",
     "DotProductGeometryExplorer",
     "EmbeddingExplorer",
+    "FineTuningCurvesExplorer",
     "FigureExplorer",
     "MaskExplorer",
     "MultiHeadExplorer",
     "NextTokenExplorer",
     "ScoreScalingExplorer",
     "SoftmaxExplorer",
+    "TaskInputExplorer",
     "WeightedAverageExplorer",
 ]

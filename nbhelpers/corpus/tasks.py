@@ -1,0 +1,84 @@
+"""Labelled tasks built from the grammar, for fine-tuning (notebook 11). Their labels are
+exact: the grammar says whether a sentence can be produced, and who does what in it.
+
+* `grammaticality`, a one-sentence classification like GPT-1's CoLA: half the sentences are
+  the grammar's own, half have their subject, place or verb replaced by another word of the
+  same kind so that the grammar cannot produce them (魚 が 空 を 泳ぐ). Label 1: grammatical.
+* `entailment`, a pair task like GPT-1's natural-language inference: a premise
+  (毎朝 犬 が 河岸 を ゆっくり 歩く) and a short hypothesis (犬 が 歩く). Label 1: the premise's
+  subject does the hypothesis's verb; 0: the hypothesis has another subject or another verb.
+
+Sentences have one clause (`JapaneseGrammar(conjunction_probability=0)`), so that a pair
+fits the pre-trained model's context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..support.validation import check_positive_int, check_seed
+from .grammar import PLACE_KIND, SUBJECTS, VERBS, JapaneseGrammar
+
+TASKS = ("grammaticality", "entailment")
+_VERBS = tuple(dict.fromkeys(v for verbs in VERBS.values() for v in verbs))
+_SLOTS = {"subject": tuple(SUBJECTS), "place": tuple(PLACE_KIND), "verb": _VERBS}
+
+
+@dataclass(frozen=True)
+class LabelledExample:
+    """One example: its text (one part, or a premise and a hypothesis) and its label."""
+
+    parts: tuple[tuple[str, ...], ...]
+    label: int
+
+
+def _where(sentence: list[str]) -> dict[str, int]:
+    return {"subject": sentence.index("が") - 1, "place": sentence.index("を") - 1, "verb": -1}
+
+
+def corrupt(sentence: list[str], rng: np.random.Generator, grammar: JapaneseGrammar) -> list[str]:
+    """The sentence with its subject, place or verb replaced by another word of the same kind,
+    chosen so that the grammar cannot produce the result."""
+    where = _where(sentence)
+    while True:
+        slot = ("subject", "place", "verb")[rng.integers(3)]
+        options = [w for w in _SLOTS[slot] if w != sentence[where[slot]]]
+        changed = list(sentence)
+        changed[where[slot]] = options[rng.integers(len(options))]
+        if grammar.sentence_probability(changed) == 0.0:
+            return changed
+
+
+def make_task(name: str, n: int, seed: int = 0) -> list[LabelledExample]:
+    """n labelled examples of task `name` ("grammaticality" or "entailment"), half of each
+    label in random order, from a NumPy generator seeded with `seed`."""
+    if name not in TASKS:
+        raise ValueError(f"name must be one of {TASKS}, got {name!r}")
+    check_positive_int("n", n)
+    check_seed("seed", seed)
+    grammar = JapaneseGrammar(conjunction_probability=0.0)
+    rng = np.random.default_rng(seed)
+    sentences = grammar.sample(n, rng)
+    labels = rng.permutation(np.arange(n) % 2)
+    examples = []
+    for sentence, label in zip(sentences, labels.tolist(), strict=True):
+        if name == "grammaticality":
+            text = sentence if label else corrupt(sentence, rng, grammar)
+            examples.append(LabelledExample((tuple(text),), label))
+            continue
+        where = _where(sentence)
+        subject, verb = sentence[where["subject"]], sentence[where["verb"]]
+        if not label:
+            if rng.integers(2):
+                subject = _other(SUBJECTS, subject, rng)
+            else:
+                verb = _other(_VERBS, verb, rng)
+        examples.append(LabelledExample((tuple(sentence), (subject, "が", verb)), label))
+    return examples
+
+
+def _other(words, word: str, rng: np.random.Generator) -> str:
+    options = [w for w in words if w != word]
+    return options[rng.integers(len(options))]

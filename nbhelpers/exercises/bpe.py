@@ -1,0 +1,187 @@
+"""Checkers for notebook 06's BPE exercises: one merge step, and encoding with a list of
+merges. The reference is nbhelpers.corpus.bpe, itself checked merge for merge against Hugging
+Face `tokenizers` (tests/test_bpe.py and notebook 06)."""
+
+from __future__ import annotations
+
+from ..corpus import JapaneseGrammar
+from ..corpus.bpe import learn_bpe, merge, pair_counts
+from ..support.language import tr
+from .core import Case, CheckResult, attempt, check_function, leaves_state_alone, run_cases
+
+
+def _corpus(texts: dict[str, int]) -> dict[tuple, int]:
+    return {tuple(text): times for text, times in texts.items()}
+
+
+def _reference_step(corpus: dict[tuple, int]):
+    counts = pair_counts(corpus)
+    best = max(counts, key=counts.get)
+    return best, {merge(symbols, best): times for symbols, times in corpus.items()}
+
+
+def _unweighted_step(corpus):
+    return _reference_step(dict.fromkeys(corpus, 1))[0]
+
+
+def _first_only(symbols, pair):
+    for i in range(len(symbols) - 1):
+        if (symbols[i], symbols[i + 1]) == pair:
+            return (*symbols[:i], symbols[i] + symbols[i + 1], *symbols[i + 2 :])
+    return tuple(symbols)
+
+
+def _run_step(answer, corpus):
+    got = answer({symbols: times for symbols, times in corpus.items()})
+    if not isinstance(got, tuple) or len(got) != 2:
+        return got
+    pair, merged = got
+    pair = tuple(pair) if isinstance(pair, (list, tuple)) else pair
+    merged = {tuple(k): v for k, v in merged.items()} if isinstance(merged, dict) else merged
+    return pair, merged
+
+
+@leaves_state_alone
+def check_merge_step(fn) -> CheckResult:
+    """fn(corpus) -> (pair, merged corpus): corpus maps a text's symbols (a tuple) to how many
+    times the text occurs; fn counts the adjacent pairs (each text's pairs times its count),
+    takes the most frequent pair, and returns it with every text's occurrences of it merged,
+    left to right. In these cases no two pairs tie for the top."""
+    check_function("fn", fn)
+    cases = []
+    for name, texts in (
+        (tr("the running example and two more sentences"),
+         {"犬が河岸を歩く": 3, "猫が歩く": 2, "犬が走る": 1}),
+        (tr("a text that occurs many times outweighs many texts"),
+         {"飛ぶ": 5, "犬が歩く": 1, "猫も歩く": 1, "馬は歩く": 1, "子供と歩く": 1}),
+        (tr("overlapping pairs: ゆっくり and ああああ"), {"ああああ": 3, "ゆっくり": 1}),
+    ):  # fmt: skip
+        corpus = _corpus(texts)
+        best, merged = _reference_step(corpus)
+        counts = pair_counts(corpus)
+        mistakes = [
+            (
+                tr("each text counted once: a text that occurs k times adds its pairs k times"),
+                lambda corpus=corpus: (
+                    _unweighted_step(corpus),
+                    {merge(s, _unweighted_step(corpus)): t for s, t in corpus.items()},
+                ),
+            ),
+            (
+                tr("the pair was chosen but the corpus was not merged: return the merged texts"),
+                (best, corpus),
+            ),
+            (
+                tr("only the first occurrence in each text was merged: merge every occurrence"),
+                (best, {_first_only(s, best): t for s, t in corpus.items()}),
+            ),
+            (
+                tr("the least frequent pair was taken: BPE merges the most frequent"),
+                attempt(
+                    lambda corpus=corpus, counts=counts: (
+                        min(counts, key=counts.get),
+                        {merge(s, min(counts, key=counts.get)): t for s, t in corpus.items()},
+                    )
+                ),
+            ),
+        ]
+        shown = ", ".join(f"{text} ×{times}" for text, times in texts.items())
+        cases.append(
+            Case(
+                name,
+                shown,
+                lambda f, corpus=corpus: _run_step(f, corpus),
+                (best, merged),
+                mistakes=mistakes,
+            )  # fmt: skip
+        )
+    return run_cases(
+        "merge_step",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return the top pair and the merged corpus."),
+    )
+
+
+def _reversed(text, merges):
+    symbols = tuple(text)
+    for pair in reversed(merges):
+        symbols = merge(symbols, pair)
+    return list(symbols)
+
+
+def _longest_match(text, merges):
+    vocab = sorted({*text, *(a + b for a, b in merges)}, key=len, reverse=True)
+    tokens, i = [], 0
+    while i < len(text):
+        token = next(t for t in vocab if text.startswith(t, i))
+        tokens.append(token)
+        i += len(token)
+    return tokens
+
+
+def _once_each(text, merges):
+    symbols = tuple(text)
+    for pair in merges:
+        symbols = _first_only(symbols, pair)
+    return list(symbols)
+
+
+@leaves_state_alone
+def check_bpe_encode(fn) -> CheckResult:
+    """fn(text, merges) -> tokens: start from the text's characters and apply each merge of
+    `merges` (a list of pairs) in order, to every occurrence, left to right. The reference
+    is BPE.encode, checked against Hugging Face `tokenizers`."""
+    check_function("fn", fn)
+    corpus = ["".join(s) for s in JapaneseGrammar().sample(300, 0)]
+    learned = learn_bpe(corpus, 40)
+    merges = [m.pair for m in learned.merges]
+    cases = []
+    for name, text, pairs in (
+        ("犬が河岸を歩く", "犬が河岸を歩く", merges),
+        (tr("a sentence the corpus never had"), "今日猫が静かな池をゆっくり渡る", merges),
+        (tr("merges that build on merges: ab, then abc"), "abcabcab",
+         [("a", "b"), ("ab", "c"), ("c", "ab")]),
+        (tr("overlapping pairs: aaaaa"), "aaaaa", [("a", "a"), ("aa", "aa")]),
+        (tr("no merges"), "犬が歩く", []),
+    ):  # fmt: skip
+        expected = list(_apply(text, pairs))
+        mistakes = [
+            (tr("the merges were applied in the wrong order: in the order they were learned"),
+             _reversed(text, pairs)),
+            (tr("the longest known token was matched from the left: that is not BPE; apply the "
+                "merges in order"), _longest_match(text, pairs)),
+            (tr("only the first occurrence of each pair was merged: merge every occurrence"),
+             _once_each(text, pairs)),
+            (tr("no merge was applied: these are the characters"), list(text)),
+        ]  # fmt: skip
+        inputs = tr("text {text!r}, {n} merges", text=text, n=len(pairs))
+        cases.append(
+            Case(
+                name,
+                inputs,
+                lambda f, text=text, pairs=pairs: _as_list(f(text, list(pairs))),
+                expected,
+                mistakes=mistakes,
+            )  # fmt: skip
+        )
+    return run_cases(
+        "bpe_encode",
+        fn,
+        cases,
+        tr("Replace raise NotImplementedError: return the tokens after applying the merges."),
+    )
+
+
+def _apply(text, pairs):
+    symbols = tuple(text)
+    for pair in pairs:
+        symbols = merge(symbols, pair)
+    return symbols
+
+
+def _as_list(tokens):
+    return list(tokens) if isinstance(tokens, (list, tuple)) else tokens
+
+
+__all__ = ["check_bpe_encode", "check_merge_step"]

@@ -1,0 +1,235 @@
+"""Fine-tuning the course model on the grammar's labelled tasks, and GPT-1's claims about it
+measured in miniature (notebook 11).
+
+`fine_tune` runs one fine-tuning from one of three starts: the pre-trained course model with
+all its blocks (`layers=1`, it has one), its embeddings W_e and W_p only (`layers=0`), or
+nothing pre-trained (`layers=None`, GPT-1's "no pre-training" row of Table 5). It trains
+every weight with Adam on the loss of L3 = L2 + λ·L1 (`lam=0` drops the auxiliary
+language-model term, Table 5's "no aux LM") and reports the accuracy on a held-out test set.
+
+`measure_curves` repeats it over labelled-set sizes, starts, λ and seeds; the course stores
+the result (`scripts/save_fine_tuning_curves.py`) in nbhelpers/data/fine_tuning_curves.json,
+which the notebook plots.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from ..corpus import JapaneseGrammar
+from ..corpus.tasks import TASKS, LabelledExample, make_task
+from ..fine_tuning import (
+    TASK_TOKENS,
+    GPT1Classifier,
+    classification_input,
+    entailment_input,
+    fine_tuning_loss,
+)
+from ..gpt1 import GPT1, evaluating
+from ..support.validation import check_positive_int, check_seed, is_int, is_number
+from .course_model import load_course_model
+
+CURVES_PATH = Path(__file__).resolve().parent.parent / "data" / "fine_tuning_curves.json"
+TEST = dict(n=2000, seed=10_000)  # the test set of every run: never trained on
+POOL_SEED_OFFSET = 1_000  # training examples come from seed + this, test examples excluded
+
+
+@dataclass(frozen=True)
+class FineTuningSettings:
+    """One fine-tuning run: the task, how many labelled examples, where the weights start
+    (`layers`: how many pre-trained blocks are transferred, 0 for the embeddings only, None for
+    nothing pre-trained), λ, and the optimiser's recipe."""
+
+    task: str = "grammaticality"
+    n_labelled: int = 256
+    layers: int | None = 1
+    lam: float = 0.5
+    steps: int = 300
+    batch_size: int = 32
+    lr: float = 1e-3
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+        for name in ("n_labelled", "steps", "batch_size"):
+            check_positive_int(name, getattr(self, name))
+        if self.layers is not None and (not is_int(self.layers) or self.layers < 0):
+            raise ValueError(f"layers must be None or an int >= 0, got {self.layers!r}")
+        if not is_number(self.lam) or self.lam < 0:
+            raise ValueError(f"lam (λ) must be a number >= 0, got {self.lam!r}")
+        if not is_number(self.lr) or not self.lr > 0:
+            raise ValueError(f"lr must be a positive number, got {self.lr!r}")
+        check_seed("seed", self.seed)
+
+
+@dataclass
+class FineTuningResult:
+    settings: FineTuningSettings
+    accuracy: float  # on the TEST set
+    seconds: float  # training time, evaluation excluded
+
+
+def task_tokenizer(grammar: JapaneseGrammar | None = None):
+    """The grammar's tokenizer with <DELIM> and <EXTRACT> appended: ids that match the rows
+    `GPT1.add_tokens(2)` appends to the course model's W_e."""
+    grammar = grammar or JapaneseGrammar()
+    from ..corpus.tokenizer import SPECIALS, Tokenizer
+
+    words = [t for t in grammar.tokenizer.tokens if t not in SPECIALS]
+    return Tokenizer([*words, *TASK_TOKENS])
+
+
+def task_input(task: str, example: LabelledExample) -> list[str]:
+    """The input transformation of `task` applied to one example (fine_tuning.py)."""
+    if task == "grammaticality":
+        return classification_input(example.parts[0])
+    return entailment_input(*example.parts)
+
+
+def encode(task: str, examples: Sequence[LabelledExample], tokenizer):
+    """The examples as a right-padded batch of ids (B, n) and their labels (B,)."""
+    rows = [tokenizer.encode(task_input(task, e), sos=False) for e in examples]
+    labels = torch.tensor([e.label for e in examples], dtype=torch.long)
+    return tokenizer.pad(rows), labels
+
+
+def split(task: str, seed: int, n_pool: int = 1024):
+    """(training pool, test set): the test set is the same for every seed; the pool holds
+    n_pool examples of `seed` that are not in it, and a run takes its first n_labelled."""
+    test = make_task(task, **TEST)
+    seen = {e.parts for e in test}
+    fresh = [e for e in make_task(task, 4 * n_pool, seed + POOL_SEED_OFFSET) if e.parts not in seen]
+    return fresh[:n_pool], test
+
+
+def starting_model(layers: int | None, seed: int) -> tuple[GPT1, list[int]]:
+    """The model fine-tuning starts from (float32, on the CPU) with <DELIM> and <EXTRACT>
+    appended to W_e, and their ids. Whatever is not transferred is freshly initialised."""
+    pretrained = load_course_model()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = GPT1(pretrained.config)
+    if layers is not None:
+        if layers > len(pretrained.blocks):
+            raise ValueError(
+                f"layers must be at most {len(pretrained.blocks)}, the course model's blocks"
+            )
+        keep = ("W_e.", "W_p", *(f"blocks.{i}." for i in range(layers)))
+        state = {k: v for k, v in pretrained.state_dict().items() if k.startswith(keep)}
+        model.load_state_dict(state, strict=False)
+    new_ids = model.add_tokens(len(TASK_TOKENS), generator=torch.Generator().manual_seed(seed))
+    return model, new_ids
+
+
+def accuracy(classifier: GPT1Classifier, ids: torch.Tensor, labels: torch.Tensor) -> float:
+    with evaluating(classifier):
+        class_logits, _ = classifier(ids)
+    return float((class_logits.argmax(-1) == labels).double().mean())
+
+
+def fine_tune(settings: FineTuningSettings | None = None, *, data=None, **overrides):
+    """One run of `settings` (or FineTuningSettings(**overrides)): returns the
+    FineTuningResult and the fine-tuned GPT1Classifier. `data` = split(task, seed) may be
+    passed to reuse it across runs."""
+    settings = settings or FineTuningSettings(**overrides)
+    tokenizer = task_tokenizer()
+    pool, test = data if data is not None else split(settings.task, settings.seed)
+    if settings.n_labelled > len(pool):
+        raise ValueError(f"n_labelled must be at most {len(pool)}, got {settings.n_labelled}")
+    train_ids, train_labels = encode(settings.task, pool[: settings.n_labelled], tokenizer)
+    test_ids, test_labels = encode(settings.task, test, tokenizer)
+    model, (_, extract_id) = starting_model(settings.layers, settings.seed)
+    classifier = GPT1Classifier(model, 2, extract_id, seed=settings.seed)
+    optimizer = torch.optim.Adam(classifier.parameters(), lr=settings.lr)
+    generator = torch.Generator().manual_seed(settings.seed)
+    batch = min(settings.batch_size, settings.n_labelled)
+    classifier.train()
+    start = time.perf_counter()
+    for _ in range(settings.steps):
+        rows = torch.randperm(settings.n_labelled, generator=generator)[:batch]
+        ids = train_ids[rows]
+        ids = ids[:, : int((ids != tokenizer.pad_id).sum(1).max())]  # drop all-<PAD> columns
+        loss = fine_tuning_loss(
+            classifier, ids, train_labels[rows], lam=settings.lam, pad_id=tokenizer.pad_id
+        )
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    seconds = time.perf_counter() - start
+    result = FineTuningResult(settings, accuracy(classifier, test_ids, test_labels), seconds)
+    return result, classifier
+
+
+# The conditions of the stored curves: (label, layers, λ). GPT-1's Table 5 compares the full
+# model with "no pre-training" and "no aux LM"; its Figure 2 varies the layers transferred.
+CONDITIONS = (
+    ("pre-trained", 1, 0.5),
+    ("pre-trained", 1, 0.0),
+    ("pre-trained", 1, 1.0),
+    ("embeddings only", 0, 0.5),
+    ("no pre-training", None, 0.5),
+)
+SIZES = (16, 32, 64, 128, 256, 512, 1024)
+SEEDS = (0, 1, 2)
+
+
+def measure_curves(
+    tasks: Sequence[str] = TASKS,
+    sizes: Sequence[int] = SIZES,
+    seeds: Sequence[int] = SEEDS,
+    conditions=CONDITIONS,
+    progress=None,
+) -> dict:
+    """Accuracy for every task, condition, labelled-set size and seed: a dict that
+    `save_curves` writes as JSON. `progress(done, total)` is called after each run."""
+    recipe = FineTuningSettings()
+    runs = []
+    total, done = len(tasks) * len(seeds) * len(conditions) * len(sizes), 0
+    for task in tasks:
+        for seed in seeds:
+            data = split(task, seed)
+            for label, layers, lam in conditions:
+                for size in sizes:
+                    settings = FineTuningSettings(
+                        task=task, n_labelled=size, layers=layers, lam=lam, seed=seed
+                    )
+                    result, _ = fine_tune(settings, data=data)
+                    runs.append(
+                        dict(
+                            task=task,
+                            start=label,
+                            layers=layers,
+                            lam=lam,
+                            n_labelled=size,
+                            seed=seed,
+                            accuracy=result.accuracy,
+                        )
+                    )
+                    done += 1
+                    if progress is not None:
+                        progress(done, total)
+    recipe_fields = {k: v for k, v in asdict(recipe).items() if k in ("steps", "batch_size", "lr")}
+    return {"recipe": {**recipe_fields, "test": TEST}, "runs": runs}
+
+
+def save_curves(curves: dict, path: str | Path = CURVES_PATH, **details) -> Path:
+    path = Path(path)
+    path.write_text(json.dumps({**curves, "details": details}, ensure_ascii=False, indent=0))
+    return path
+
+
+def load_curves(path: str | Path = CURVES_PATH) -> dict:
+    """The stored curves (see `measure_curves`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no fine-tuning curves at {path}: run `make fine-tuning-curves` to measure them"
+        )
+    return json.loads(path.read_text())

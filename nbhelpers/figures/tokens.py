@@ -1,0 +1,170 @@
+"""Token sequences drawn as rows of boxes: BPE's segmentation of a sentence as the merges go
+on (notebook 06), and the sequences a fine-tuning task becomes (notebook 11)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
+
+from ..support.language import tr, translate
+from .bars import SERIES_COLOURS
+from .canvas import Canvas
+
+
+def name_of(key: str) -> str:
+    """A task's or a starting point's name, as the experiments store it, in the current
+    language."""
+    names = {
+        "pre-trained": tr("pre-trained"),
+        "embeddings only": tr("embeddings only"),
+        "no pre-training": tr("no pre-training"),
+        "grammaticality": tr("grammaticality"),
+        "entailment": tr("entailment"),
+        "classification": tr("classification"),
+        "similarity": tr("similarity"),
+        "multiple choice": tr("multiple choice"),
+    }
+    return names.get(key, key)
+
+
+SPECIAL_COLOURS = {"<SOS>": "#9a9a9a", "<DELIM>": SERIES_COLOURS[1], "<EXTRACT>": SERIES_COLOURS[3]}
+_BOX_HEIGHT = 0.62
+
+
+def token_text(token) -> str:
+    """A token as text: a `bytes` token that is whole UTF-8 shows as its characters, one that
+    splits a character shows its bytes in hex (e7 8a)."""
+    if isinstance(token, bytes):
+        try:
+            return token.decode("utf-8")
+        except UnicodeDecodeError:
+            return token.hex(" ")
+    return str(token)
+
+
+def _width(text: str) -> float:
+    # a CJK character is about as wide as two Latin ones at the same size
+    return max(0.9, 0.12 + sum(0.36 if ord(c) > 0x2E80 else 0.2 for c in text))
+
+
+def _draw_row(ax, tokens: Sequence, y: float, *, colours=None) -> float:
+    x = 0.0
+    for k, token in enumerate(tokens):
+        text = token_text(token)
+        w = _width(text)
+        colour = (colours or {}).get(text, SERIES_COLOURS[0] if k % 2 == 0 else SERIES_COLOURS[2])
+        ax.add_patch(
+            FancyBboxPatch(
+                (x + 0.04, y - _BOX_HEIGHT / 2),
+                w - 0.08,
+                _BOX_HEIGHT,
+                boxstyle="round,pad=0,rounding_size=0.08",
+                facecolor=colour,
+                alpha=0.25,
+                edgecolor=colour,
+            )  # fmt: skip
+        )
+        ax.text(x + w / 2, y, text, ha="center", va="center", fontsize=11)
+        x += w
+    return x
+
+
+def token_rows_figure(
+    rows: Sequence[Sequence], labels: Sequence[str], *, title: str | None = None
+) -> Figure:
+    """One row of token boxes per sequence, with a label on its left; <SOS>, <DELIM> and
+    <EXTRACT> in their own colours."""
+    if not rows or len(rows) != len(labels):
+        raise ValueError(f"rows and labels must be non-empty and as many, got {len(rows)} and "
+                         f"{len(labels)}")  # fmt: skip
+    widths = [sum(_width(token_text(t)) for t in row) for row in rows]
+    label_width = max(_width(translate(label)) for label in labels) * 0.75 + 0.3
+    total = label_width + max(widths)
+    figure = Canvas(figsize=(min(13.5, 0.62 * total + 0.6), 0.62 * len(rows) + 0.9)).figure
+    ax = figure.add_axes((0.01, 0.02, 0.98, 0.96 - 0.45 / (0.62 * len(rows) + 0.9)))
+    ax.set_xlim(-label_width, max(widths) + 0.1)
+    ax.set_ylim(len(rows) - 0.4, -0.6)
+    ax.axis("off")
+    for r, (row, label) in enumerate(zip(rows, labels, strict=True)):
+        ax.text(-0.15, r, translate(label), ha="right", va="center", fontsize=10, color="#444444")
+        _draw_row(ax, row, r, colours=SPECIAL_COLOURS)
+    if title:
+        figure.suptitle(translate(title), fontsize=11)
+    return figure
+
+
+def bpe_figure(bpe, sentences: Sequence[str], n_merges: int, corpus: Sequence[str]) -> Figure:
+    """Left: the sentences' tokens after the first n_merges merges of `bpe`. Right: the mean
+    number of tokens per corpus sentence against the number of merges, with this one marked."""
+    steps = np.unique(np.linspace(0, len(bpe.merges), 25).round().astype(int))
+    sample = list(corpus)[:200]
+    mean_tokens = [np.mean([len(bpe.encode(t, int(k))) for t in sample]) for k in steps]
+    rows = [bpe.encode(s, n_merges) for s in sentences]
+    widths = [sum(_width(token_text(t)) for t in row) for row in rows]
+    figure = Canvas(figsize=(11.5, 0.62 * len(rows) + 2.2)).figure
+    ax = figure.add_axes((0.02, 0.08, 0.56, 0.72))
+    ax.set_xlim(0, max(max(widths), 8.0) + 0.1)
+    ax.set_ylim(len(rows) - 0.4, -0.6)
+    ax.axis("off")
+    for r, row in enumerate(rows):
+        _draw_row(ax, row, r)
+    ax.set_title(tr("{k} merges: {tokens} tokens", k=n_merges, tokens=len(rows[0])), fontsize=11)
+    curve = figure.add_axes((0.66, 0.2, 0.32, 0.62))
+    curve.plot(steps, mean_tokens, color=SERIES_COLOURS[0])
+    curve.axvline(n_merges, color=SERIES_COLOURS[3], lw=1.2)
+    curve.set_xlabel(tr("merges"), fontsize=10)
+    curve.set_ylabel(tr("tokens per sentence"), fontsize=10)
+    curve.tick_params(labelsize=9)
+    unit = tr("characters") if bpe.unit == "char" else tr("UTF-8 bytes")
+    figure.suptitle(tr("BPE from {unit}", unit=unit), fontsize=12)
+    return figure
+
+
+def fine_tuning_curves_figure(
+    runs: Sequence[dict], task: str, lam: float, n_labelled: int | None = None
+) -> Figure:
+    """Accuracy against the number of labelled examples (log scale): the mean over seeds as a
+    line and the lowest to highest seed as a band, for the pre-trained model with λ = `lam`
+    and the comparisons GPT-1 made (λ = 0, the embeddings only, no pre-training)."""
+    series = [
+        ("pre-trained", lam, SERIES_COLOURS[0], "-"),
+        ("pre-trained", 0.0, SERIES_COLOURS[1], "--"),
+        ("embeddings only", 0.5, SERIES_COLOURS[2], ":"),
+        ("no pre-training", 0.5, SERIES_COLOURS[3], "-."),
+    ]
+    figure = Canvas(figsize=(7.6, 4.3)).figure
+    ax = figure.add_axes((0.1, 0.13, 0.52, 0.77))
+    drawn = set()
+    for start, lam_k, colour, style in series:
+        if (start, lam_k) in drawn:
+            continue
+        drawn.add((start, lam_k))
+        chosen = [
+            r for r in runs if r["task"] == task and r["start"] == start and r["lam"] == lam_k
+        ]
+        sizes = sorted({r["n_labelled"] for r in chosen})
+        if not sizes:
+            continue
+        by_size = [[r["accuracy"] for r in chosen if r["n_labelled"] == n] for n in sizes]
+        mean = [np.mean(a) for a in by_size]
+        ax.fill_between(sizes, [min(a) for a in by_size], [max(a) for a in by_size],
+                        color=colour, alpha=0.15, lw=0)  # fmt: skip
+        label = tr("{start}, λ = {lam:g}", start=name_of(start), lam=lam_k)
+        ax.plot(sizes, mean, style, color=colour, marker="o", ms=3.5, label=label)
+    if n_labelled is not None:
+        ax.axvline(n_labelled, color="#777777", lw=1.0)
+    ax.axhline(0.5, color="#bbbbbb", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ticks = sorted({r["n_labelled"] for r in runs})
+    ax.set_xticks(ticks, [str(n) for n in ticks])
+    ax.minorticks_off()
+    ax.set_ylim(0.4, 1.0)
+    ax.set_xlabel(tr("labelled examples"), fontsize=10)
+    ax.set_ylabel(tr("test accuracy"), fontsize=10)
+    ax.tick_params(labelsize=9)
+    ax.set_title(tr("task: {task}", task=name_of(task)), fontsize=11)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    return figure

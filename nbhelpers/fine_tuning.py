@@ -1,0 +1,176 @@
+"""Fine-tuning GPT-1 on a labelled task: GPT-1's §3.2 and §3.3, notebook 11.
+
+Input transformations (§3.3, Figure 1 of the paper): every task becomes token sequences that
+the pre-trained model reads left to right, from a start token to an extract token:
+
+    classification:   <SOS> text <EXTRACT>
+    entailment:       <SOS> premise <DELIM> hypothesis <EXTRACT>
+    similarity:       <SOS> a <DELIM> b <EXTRACT>  and  <SOS> b <DELIM> a <EXTRACT>
+                      (both orders: the pair has none; their h_L^m are added before W_y)
+    multiple choice:  <SOS> context <DELIM> answer_k <EXTRACT>, one sequence per answer k
+
+The pre-trained model already starts every sentence with <SOS>, so <SOS> serves as GPT-1's
+start token; <DELIM> and <EXTRACT> are new rows of W_e (`GPT1.add_tokens`).
+
+The objectives, for a labelled set C of (x¹ .. xᵐ, y):
+
+    P(y | x¹..xᵐ) = softmax(h_L^m W_y)           h_L^m: the last block's state at <EXTRACT>
+    L2(C) = Σ_(x,y) log P(y | x¹..xᵐ)
+    L1(C) = Σ_i log P(u_i | u_(i-k) .. u_(i-1))  the language-model objective on C's own tokens
+    L3(C) = L2(C) + λ·L1(C)                       λ = 0.5 in GPT-1
+
+L1, L2 and L3 are log-likelihoods: training maximises them, so the loss to minimise is their
+negative. GPT-1's code averages each term over its own count (examples for L2, predicted
+tokens for L1): `fine_tuning_loss`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .corpus.tokenizer import PAD, SOS
+from .gpt1 import GPT1, check_gpt1
+from .support.validation import check_positive_int, is_int, is_number
+
+DELIM, EXTRACT = "<DELIM>", "<EXTRACT>"
+TASK_TOKENS = (DELIM, EXTRACT)  # the rows fine-tuning adds to W_e, in this order
+_RESERVED = {PAD, SOS, DELIM, EXTRACT}
+
+
+def _text(name: str, tokens) -> list:
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence) or not len(tokens):
+        raise TypeError(f"{name} must be a non-empty list of tokens, got {tokens!r}")
+    reserved = [t for t in tokens if t in _RESERVED]
+    if reserved:
+        raise ValueError(f"{name} must not hold the task tokens {sorted(_RESERVED)}: {reserved}")
+    return list(tokens)
+
+
+def classification_input(text: Sequence[str]) -> list[str]:
+    """<SOS> text <EXTRACT>."""
+    return [SOS, *_text("text", text), EXTRACT]
+
+
+def entailment_input(premise: Sequence[str], hypothesis: Sequence[str]) -> list[str]:
+    """<SOS> premise <DELIM> hypothesis <EXTRACT>."""
+    return [SOS, *_text("premise", premise), DELIM, *_text("hypothesis", hypothesis), EXTRACT]
+
+
+def similarity_inputs(a: Sequence[str], b: Sequence[str]) -> list[list[str]]:
+    """Both orders, [<SOS> a <DELIM> b <EXTRACT>, <SOS> b <DELIM> a <EXTRACT>]."""
+    a, b = _text("a", a), _text("b", b)
+    return [[SOS, *a, DELIM, *b, EXTRACT], [SOS, *b, DELIM, *a, EXTRACT]]
+
+
+def multiple_choice_inputs(context: Sequence[str], answers: Sequence[Sequence[str]]) -> list:
+    """One sequence per answer: [<SOS> context <DELIM> answer_k <EXTRACT> for each k]."""
+    context = _text("context", context)
+    if isinstance(answers, str) or not isinstance(answers, Sequence) or len(answers) < 2:
+        raise TypeError(f"answers must be a list of 2 or more answers, got {answers!r}")
+    return [
+        [SOS, *context, DELIM, *_text(f"answers[{k}]", answer), EXTRACT]
+        for k, answer in enumerate(answers)
+    ]
+
+
+def extract_states(h: torch.Tensor, ids: torch.Tensor, extract_id: int) -> torch.Tensor:
+    """h_L^m: each sequence's hidden state at its <EXTRACT> token, (..., n, d) -> (..., d).
+
+    Sequences of different lengths are padded on the right, so <EXTRACT> sits at a different
+    position in each; causal attention keeps the padding after it from reaching it."""
+    at = ids == extract_id  # (..., n): True at exactly one position per sequence
+    counts = at.sum(-1)
+    if bool((counts != 1).any()):
+        raise ValueError(
+            f"ids must hold exactly one <EXTRACT> (id {extract_id}) per sequence, got counts "
+            f"{sorted(set(counts.flatten().tolist()))}"
+        )
+    return (h * at.unsqueeze(-1)).sum(-2)  # picks one row per sequence, exactly
+
+
+class GPT1Classifier(nn.Module):
+    """A pre-trained GPT1 with a linear head W_y on its state at <EXTRACT>:
+    P(y | x¹..xᵐ) = softmax(h_L^m W_y).
+
+    forward(ids) returns the class logits and the language-model logits of the same pass,
+    which L3's auxiliary term L1 needs. ids (B, n) are one sequence per example; ids
+    (B, 2, n) are similarity pairs in both orders, whose h_L^m are added.
+
+    Notebook 11.
+    """
+
+    def __init__(self, gpt: GPT1, n_classes: int, extract_id: int, *, seed: int = 0):
+        super().__init__()
+        check_gpt1(gpt)
+        check_positive_int("n_classes", n_classes)
+        if not is_int(extract_id) or not 0 <= extract_id < gpt.config.vocab_size:
+            raise ValueError(
+                f"extract_id must be a token id of the model, in [0, "
+                f"{gpt.config.vocab_size}), got {extract_id!r}"
+            )
+        self.gpt = gpt
+        self.extract_id = int(extract_id)
+        self.W_y = nn.Linear(gpt.config.d_model, n_classes, bias=False)
+        generator = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            weight = torch.empty(self.W_y.weight.shape).normal_(0.0, 0.02, generator=generator)
+            self.W_y.weight.copy_(weight.to(gpt.device, gpt.W_e.weight.dtype))
+        self.to(gpt.device, gpt.W_e.weight.dtype)
+
+    def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.gpt.hidden_states(ids)  # (B, n, d) or (B, 2, n, d); ids checked here
+        h_m = extract_states(h, ids, self.extract_id)  # (B, d) or (B, 2, d)
+        if ids.dim() == 3:
+            h_m = h_m.sum(1)  # similarity: the two orders' states added
+        return self.W_y(h_m), self.gpt.logits(h)  # (B, n_classes), (B, [2,] n, vocab)
+
+
+def l2(class_logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """L2(C) = Σ log P(y | x¹..xᵐ): the log-probability of each example's label, summed."""
+    log_p = class_logits.log_softmax(-1)  # (B, n_classes)
+    return log_p.gather(-1, labels.unsqueeze(-1)).sum()
+
+
+def l1(lm_logits: torch.Tensor, ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """L1(C) = Σ_i log P(u_i | u_<i) over the predicted tokens of C (targets that are not
+    <PAD>): position t predicts token t + 1."""
+    log_p = lm_logits[..., :-1, :].log_softmax(-1)  # (..., n-1, vocab)
+    targets = ids[..., 1:]
+    picked = log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (..., n-1)
+    return picked.masked_fill(targets == pad_id, 0.0).sum()
+
+
+def l3(l2_value: torch.Tensor, l1_value: torch.Tensor, lam: float = 0.5) -> torch.Tensor:
+    """L3(C) = L2(C) + λ·L1(C)."""
+    return l2_value + lam * l1_value
+
+
+def fine_tuning_loss(
+    classifier: GPT1Classifier,
+    ids: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    lam: float = 0.5,
+    pad_id: int,
+) -> torch.Tensor:
+    """The loss GPT-1's code minimises: -L2 / (examples) - λ·L1 / (predicted tokens), i.e.
+    the classifier's mean cross-entropy plus λ times the language model's."""
+    if not isinstance(classifier, GPT1Classifier):
+        raise TypeError(f"classifier must be a GPT1Classifier, got {type(classifier).__name__}")
+    if not is_number(lam) or lam < 0:
+        raise ValueError(f"lam (λ) must be a number >= 0, got {lam!r}")
+    if not isinstance(labels, torch.Tensor) or labels.shape != ids.shape[:1]:
+        raise ValueError(
+            f"labels must be a tensor with one label per example, shape {tuple(ids.shape[:1])}"
+        )
+    class_logits, lm_logits = classifier(ids)
+    loss = F.cross_entropy(class_logits, labels)
+    if lam:
+        targets = ids[..., 1:].flatten()
+        lm = lm_logits[..., :-1, :].flatten(0, -2)  # (B·(n-1), vocab)
+        loss = loss + lam * F.cross_entropy(lm, targets, ignore_index=pad_id)
+    return loss

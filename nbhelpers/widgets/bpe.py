@@ -1,0 +1,77 @@
+"""Notebook 06's BPE explorer: a merges slider over a BPE learned on the grammar's sentences,
+written without spaces."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+
+from ..corpus import JapaneseGrammar
+from ..corpus.bpe import UNITS, learn_bpe
+from ..figures.canvas import figure_to_png
+from ..figures.tokens import bpe_figure, token_text
+from ..support.language import tr
+from ..support.validation import check_positive_int
+from .base import FigureExplorer
+
+DEFAULT_SENTENCES = ("犬が河岸を歩く", "毎朝小さな子供が静かな川をゆっくり泳ぐ")
+
+
+class BPEExplorer(FigureExplorer):
+    """Slide the number of merges and watch the sentences' tokens grow from characters (or
+    UTF-8 bytes) into words, and past them; the readout lists the latest merges."""
+
+    def __init__(
+        self,
+        sentences: Sequence[str] = DEFAULT_SENTENCES,
+        *,
+        n_merges: int = 100,
+        corpus_size: int = 1000,
+        seed: int = 0,
+    ):
+        check_positive_int("n_merges", n_merges)
+        check_positive_int("corpus_size", corpus_size)
+        self.corpus = ["".join(s) for s in JapaneseGrammar().sample(corpus_size, seed)]
+        self.bpes = {unit: learn_bpe(self.corpus, n_merges, unit) for unit in UNITS}
+        self.sentences = [str(s) for s in sentences]
+        for s in self.sentences:
+            self.bpes["char"].encode(s, 0)  # a clear error for characters the corpus lacks
+        self.merges = widgets.IntSlider(
+            value=10, min=0, max=n_merges, description=tr("merges"), continuous_update=True
+        )
+        self.unit = widgets.ToggleButtons(
+            options=[(tr("characters"), "char"), (tr("UTF-8 bytes"), "byte")], value="char"
+        )
+        super().__init__([self.merges, self.unit])
+        self.redraw()
+
+    @property
+    def bpe(self):
+        return self.bpes[self.unit.value]
+
+    def tokens(self, sentence: str | None = None) -> list[str]:
+        """The tokens of `sentence` (the first one by default) at the slider's merges."""
+        sentence = self.sentences[0] if sentence is None else sentence
+        return [token_text(t) for t in self.bpe.encode(sentence, self.merges.value)]
+
+    def redraw(self) -> None:
+        k = self.merges.value
+        figure = bpe_figure(self.bpe, self.sentences, k, self.corpus)
+        self.image.value = figure_to_png(figure)
+        latest = self.bpe.merges[max(0, k - 5) : k]
+        lines = [
+            tr(
+                "merge {k}: {a} + {b} → {ab} ({count} times)",
+                k=max(0, k - len(latest)) + i + 1,
+                a=token_text(m.pair[0]),
+                b=token_text(m.pair[1]),
+                ab=token_text(m.token),
+                count=m.count,
+            )  # fmt: skip
+            for i, m in enumerate(latest)
+        ]
+        self.readout.value = "<br>".join(html.escape(line) for line in lines) or html.escape(
+            tr("no merges yet: every symbol is a token")
+        )

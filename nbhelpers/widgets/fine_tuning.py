@@ -1,0 +1,122 @@
+"""Notebook 11's explorers: the token sequences each kind of task becomes, and the measured
+fine-tuning curves under λ and the labelled-set size."""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import numpy as np
+
+from ..corpus.tasks import make_task
+from ..experiments.fine_tuning import load_curves
+from ..figures.canvas import figure_to_png
+from ..figures.tokens import fine_tuning_curves_figure, name_of, token_rows_figure
+from ..fine_tuning import (
+    classification_input,
+    entailment_input,
+    multiple_choice_inputs,
+    similarity_inputs,
+)
+from ..support.language import tr
+from .base import FigureExplorer
+
+KINDS = ("classification", "entailment", "similarity", "multiple choice")
+
+
+def task_rows(kind: str, example: int) -> tuple[list[list[str]], list[str]]:
+    """The sequences that example `example` of the grammar's tasks becomes under `kind`'s
+    input transformation, and a label for each row."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    grammatical = [e for e in make_task("grammaticality", 4 * example + 16, seed=3) if e.label]
+    a, b = (list(e.parts[0]) for e in grammatical[2 * example : 2 * example + 2])
+    if kind == "classification":
+        return [classification_input(a)], [tr("text")]
+    premise = make_task("entailment", example + 1, seed=3)[-1]
+    if kind == "entailment":
+        return [entailment_input(*premise.parts)], [tr("premise, hypothesis")]
+    if kind == "similarity":
+        return similarity_inputs(a, b), [tr("a, b"), tr("b, a")]
+    context = a[: a.index("を") + 1]
+    answers = [["歩く"], ["泳ぐ"], ["飛ぶ"]]
+    return multiple_choice_inputs(context, answers), [
+        tr("answer {k}", k=k) for k in range(len(answers))
+    ]
+
+
+class TaskInputExplorer(FigureExplorer):
+    """Pick a kind of task and an example: the figure shows the token sequences that GPT-1's
+    input transformation (§3.3) makes of it, from <SOS> to <EXTRACT>."""
+
+    def __init__(self, kind: str = "entailment", example: int = 0):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        self.kind = widgets.Dropdown(
+            options=[(name_of(k), k) for k in KINDS], value=kind, description=tr("task")
+        )
+        self.example = widgets.IntSlider(
+            value=example, min=0, max=9, description=tr("example"), continuous_update=True
+        )
+        super().__init__([self.kind, self.example])
+        self.redraw()
+
+    def rows(self) -> list[list[str]]:
+        return task_rows(self.kind.value, self.example.value)[0]
+
+    def redraw(self) -> None:
+        rows, labels = task_rows(self.kind.value, self.example.value)
+        self.image.value = figure_to_png(token_rows_figure(rows, labels))
+        lengths = ", ".join(str(len(r)) for r in rows)
+        self.readout.value = html.escape(
+            tr("{n} sequences of {lengths} tokens", n=len(rows), lengths=lengths)
+        )
+
+
+class FineTuningCurvesExplorer(FigureExplorer):
+    """The stored fine-tuning curves: choose the task, λ and a labelled-set size; the figure
+    draws accuracy against the labelled-set size, the readout the chosen size's numbers."""
+
+    def __init__(self, curves: dict | None = None, *, task: str = "entailment"):
+        self.runs = (curves or load_curves())["runs"]
+        tasks = sorted({r["task"] for r in self.runs})
+        if task not in tasks:
+            raise ValueError(f"task must be one of {tasks}, got {task!r}")
+        lams = sorted({r["lam"] for r in self.runs if r["start"] == "pre-trained"})
+        sizes = sorted({r["n_labelled"] for r in self.runs})
+        self.task = widgets.Dropdown(
+            options=[(name_of(t), t) for t in tasks], value=task, description=tr("task")
+        )
+        self.lam = widgets.SelectionSlider(
+            options=[(f"{v:g}", v) for v in lams], value=0.5 if 0.5 in lams else lams[0],
+            description="λ", continuous_update=True,
+        )  # fmt: skip
+        self.n_labelled = widgets.SelectionSlider(
+            options=[(str(n), n) for n in sizes], value=sizes[len(sizes) // 2],
+            description=tr("labelled examples"), continuous_update=True,
+        )  # fmt: skip
+        super().__init__([self.task, self.lam, self.n_labelled])
+        self.redraw()
+
+    def accuracies(self, start: str, lam: float) -> list[float]:
+        """The chosen task's accuracies at the chosen size, one per seed."""
+        return [
+            r["accuracy"]
+            for r in self.runs
+            if r["task"] == self.task.value and r["start"] == start and r["lam"] == lam
+            and r["n_labelled"] == self.n_labelled.value
+        ]  # fmt: skip
+
+    def redraw(self) -> None:
+        figure = fine_tuning_curves_figure(
+            self.runs, self.task.value, self.lam.value, self.n_labelled.value
+        )
+        self.image.value = figure_to_png(figure)
+        lines = []
+        for start, lam in (("pre-trained", self.lam.value), ("no pre-training", 0.5)):
+            values = self.accuracies(start, lam)
+            if values:
+                lines.append(tr("{start}, λ = {lam:g}: {mean:.3f} (seeds {low:.3f} to {high:.3f})",
+                                start=name_of(start), lam=lam, mean=float(np.mean(values)),
+                                low=min(values), high=max(values)))  # fmt: skip
+        self.readout.value = "<br>".join(html.escape(line) for line in lines)

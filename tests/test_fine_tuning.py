@@ -1,0 +1,185 @@
+"""Fine-tuning (notebook 11): the input transformations, the new embedding rows, the
+classifier and L1, L2, L3 against torch's own functions; the tasks' labels against the
+grammar; and the stored curves against a rerun."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nbhelpers import GPT1, GPT1Config
+from nbhelpers.corpus import JapaneseGrammar
+from nbhelpers.corpus.tasks import make_task
+from nbhelpers.experiments.fine_tuning import (
+    FineTuningSettings,
+    encode,
+    fine_tune,
+    load_curves,
+    split,
+    starting_model,
+    task_tokenizer,
+)
+from nbhelpers.fine_tuning import (
+    DELIM,
+    EXTRACT,
+    GPT1Classifier,
+    classification_input,
+    entailment_input,
+    fine_tuning_loss,
+    l1,
+    l2,
+    l3,
+    multiple_choice_inputs,
+    similarity_inputs,
+)
+
+
+def small(seed=0, vocab=12):
+    torch.manual_seed(seed)
+    return GPT1(GPT1Config(vocab_size=vocab, n_ctx=12, d_model=16, n_layers=2, n_heads=2)).eval()
+
+
+def test_add_tokens_keeps_the_trained_rows_and_grows_the_tied_output():
+    model = small()
+    before = model.W_e.weight.detach().clone()
+    ids = torch.tensor([[1, 3, 4, 5]])
+    logits_before = model(ids)
+    new = model.add_tokens(2, generator=torch.Generator().manual_seed(0))
+    assert new == [12, 13] and model.config.vocab_size == 14
+    assert torch.equal(model.W_e.weight[:12].detach(), before)
+    logits = model(ids)
+    assert logits.shape == (1, 4, 14)
+    torch.testing.assert_close(logits[..., :12], logits_before)  # old tokens: same numbers
+    assert model(torch.tensor([[1, 13, 12]])).shape == (1, 3, 14)  # new ids are accepted
+    assert 0.005 < float(model.W_e.weight[12:].detach().std()) < 0.05  # N(0, 0.02²)
+
+
+def test_the_transformations_follow_the_papers_figure():
+    a, b = ["犬", "が", "歩く"], ["猫", "が", "走る"]
+    assert classification_input(a) == ["<SOS>", *a, EXTRACT]
+    assert entailment_input(a, b) == ["<SOS>", *a, DELIM, *b, EXTRACT]
+    assert similarity_inputs(a, b) == [["<SOS>", *a, DELIM, *b, EXTRACT],
+                                       ["<SOS>", *b, DELIM, *a, EXTRACT]]  # fmt: skip
+    assert multiple_choice_inputs(a[:2], [["歩く"], ["走る"]])[1] == ["<SOS>", "犬", "が", DELIM,
+                                                                     "走る", EXTRACT]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: classification_input("犬が歩く"), "text must be a non-empty list of tokens"),
+        (lambda: classification_input([]), "text must be a non-empty list"),
+        (lambda: entailment_input(["犬", EXTRACT], ["犬"]), "premise must not hold"),
+        (lambda: multiple_choice_inputs(["犬"], [["歩く"]]), "answers must be a list of 2"),
+        (lambda: FineTuningSettings(task="sentiment"), "task must be one of"),
+        (lambda: FineTuningSettings(layers=-1), "layers must be None or an int"),
+        (lambda: FineTuningSettings(lam=-0.5), "lam"),
+        (lambda: make_task("grammaticality", 0), "n must be a positive int"),
+    ],
+)
+def test_bad_input_names_the_argument(call, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        call()
+
+
+def test_the_classifier_reads_the_extract_token_and_ignores_the_padding_after_it():
+    model = small()
+    classifier = GPT1Classifier(model, 3, extract_id=11, seed=0)
+    ids = torch.tensor([[1, 3, 4, 11, 0, 0], [1, 5, 6, 7, 8, 11]])
+    class_logits, lm_logits = classifier(ids)
+    with torch.no_grad():
+        h = model.hidden_states(ids)
+    expected = torch.stack([h[0, 3], h[1, 5]]) @ classifier.W_y.weight.T
+    torch.testing.assert_close(class_logits, expected)
+    alone, _ = classifier(ids[:1, :4])  # the same sequence without its padding
+    torch.testing.assert_close(class_logits[:1], alone)
+    assert lm_logits.shape == (2, 6, 12)
+    pairs = torch.stack([ids, ids.flip(0)], dim=1)  # similarity: (B, 2, n), states added
+    summed, _ = classifier(pairs)
+    torch.testing.assert_close(summed, expected + expected.flip(0))
+    with pytest.raises(ValueError, match="exactly one <EXTRACT>"):
+        classifier(torch.tensor([[1, 3, 4, 5]]))
+
+
+def test_l1_l2_l3_and_the_loss_against_cross_entropy():
+    g = torch.Generator().manual_seed(0)
+    class_logits, labels = torch.randn(5, 3, generator=g), torch.tensor([0, 2, 1, 1, 0])
+    lm_logits = torch.randn(5, 7, 10, generator=g)
+    ids = torch.randint(1, 10, (5, 7), generator=g)
+    ids[2, 4:] = 0
+    L2 = l2(class_logits, labels)
+    L1 = l1(lm_logits, ids, pad_id=0)
+    torch.testing.assert_close(L2, -F.cross_entropy(class_logits, labels, reduction="sum"))
+    torch.testing.assert_close(
+        L1,
+        -F.cross_entropy(
+            lm_logits[:, :-1].transpose(1, 2), ids[:, 1:], ignore_index=0, reduction="sum"
+        ),  # fmt: skip
+    )
+    assert float(l3(L2, L1, 0.5)) == pytest.approx(float(L2 + 0.5 * L1))
+
+
+def test_the_fine_tuning_loss_is_the_mean_of_each_term():
+    model = small()
+    classifier = GPT1Classifier(model, 2, extract_id=11)
+    ids = torch.tensor([[1, 3, 4, 11, 0], [1, 5, 6, 7, 11]])
+    labels = torch.tensor([1, 0])
+    with torch.no_grad():
+        class_logits, lm_logits = classifier(ids)
+        loss = fine_tuning_loss(classifier, ids, labels, lam=0.5, pad_id=0)
+    N = int((ids[:, 1:] != 0).sum())
+    expected = -l2(class_logits, labels) / 2 - 0.5 * l1(lm_logits, ids, 0) / N
+    torch.testing.assert_close(loss, expected)
+
+
+@pytest.mark.parametrize("name", ["grammaticality", "entailment"])
+def test_the_task_labels_are_exact_and_balanced(name):
+    grammar = JapaneseGrammar(conjunction_probability=0.0)
+    examples = make_task(name, 200, seed=5)
+    assert sum(e.label for e in examples) == 100
+    for e in examples:
+        if name == "grammaticality":
+            assert (grammar.sentence_probability(list(e.parts[0])) > 0) == bool(e.label)
+        else:
+            premise, hypothesis = e.parts
+            assert grammar.sentence_probability(list(premise)) > 0
+            subject = premise[premise.index("が") - 1]
+            holds = hypothesis[0] == subject and hypothesis[2] == premise[-1]
+            assert holds == bool(e.label)
+
+
+def test_the_task_tokenizer_matches_the_new_rows():
+    tokenizer = task_tokenizer()
+    model, new_ids = starting_model(layers=1, seed=0)
+    assert new_ids == [tokenizer.ids[DELIM], tokenizer.ids[EXTRACT]]
+    assert model.config.vocab_size == tokenizer.vocab_size
+    ids, labels = encode("entailment", make_task("entailment", 3), tokenizer)
+    assert ids.shape[1] <= model.config.n_ctx and labels.shape == (3,)
+
+
+def test_the_test_set_is_never_trained_on():
+    pool, test = split("grammaticality", seed=0)
+    assert not {e.parts for e in pool} & {e.parts for e in test}
+
+
+def test_starting_models_transfer_what_they_say():
+    pre, _ = starting_model(layers=1, seed=0)
+    emb, _ = starting_model(layers=0, seed=0)
+    none, _ = starting_model(layers=None, seed=0)
+    assert torch.equal(pre.W_e.weight[:41], emb.W_e.weight[:41])
+    assert not torch.equal(pre.blocks[0].ffn[0].weight, emb.blocks[0].ffn[0].weight)
+    assert not torch.equal(pre.W_e.weight[:41], none.W_e.weight[:41])
+
+
+def test_the_stored_curves_cover_the_sweep_and_a_rerun_lands_within_their_spread():
+    curves = load_curves()
+    runs = curves["runs"]
+    keys = {(r["task"], r["start"], r["lam"], r["n_labelled"]) for r in runs}
+    assert len(runs) == 3 * len(keys)  # three seeds each
+    assert all(0.0 <= r["accuracy"] <= 1.0 for r in runs)
+    chosen = ("grammaticality", "pre-trained", 0.5, 64)
+    stored = [r["accuracy"] for r in runs
+              if (r["task"], r["start"], r["lam"], r["n_labelled"]) == chosen]  # fmt: skip
+    result, _ = fine_tune(task="grammaticality", n_labelled=64, layers=1, lam=0.5, seed=0)
+    assert min(stored) - 0.02 <= result.accuracy <= max(stored) + 0.02
