@@ -65,6 +65,9 @@ EXPLORERS = {
     "ScoreScalingExplorer": lambda model: explorers.ScoreScalingExplorer(),
     "SoftmaxExplorer": lambda model: explorers.SoftmaxExplorer(),
     "WeightedAverageExplorer": lambda model: explorers.WeightedAverageExplorer.demo(),
+    "BPEExplorer": lambda model: explorers.BPEExplorer(n_merges=20, corpus_size=200),
+    "TaskInputExplorer": lambda model: explorers.TaskInputExplorer(),
+    "FineTuningCurvesExplorer": lambda model: explorers.FineTuningCurvesExplorer(),
 }
 
 
@@ -102,8 +105,13 @@ def _history():
     )  # fmt: skip
 
 
+CORPUS = ["犬が河岸を歩く", "猫が公園を走る", "毎朝小さな子供が静かな川をゆっくり泳ぐ"] * 3
+
+
 def _builders():
     from nbhelpers import figures
+    from nbhelpers.corpus.bpe import learn_bpe
+    from nbhelpers.experiments.fine_tuning import load_curves
     from nbhelpers.figures.check_difference import check_difference_figure
 
     randn = seeded_randn(0)  # each test draws the same numbers, whatever ran before it
@@ -173,6 +181,20 @@ def _builders():
         "training_figure": lambda: figures.training_figure(_history()),
         "weighted_average_figure": lambda: figures.weighted_average_figure(
             randn(5, 2), weights[0], TOKENS
+        ),
+        "bpe_figure": lambda: figures.bpe_figure(
+            learn_bpe(CORPUS, 12),
+            ["犬が河岸を歩く", "毎朝小さな子供が静かな川をゆっくり泳ぐ"],
+            6,
+            CORPUS,
+        ),
+        "token_rows_figure": lambda: figures.token_rows_figure(
+            [["<SOS>", *TOKENS, "<DELIM>", *TOKENS, "<EXTRACT>"]],
+            ["entailment"],
+            title="GPT-1's input transformations",
+        ),
+        "fine_tuning_curves_figure": lambda: figures.fine_tuning_curves_figure(
+            load_curves()["runs"], "entailment", 0.5, 128
         ),
     }
 

@@ -27,11 +27,15 @@ from .shape_flow import shape_flow_figure
 from .softmax_curve import softmax_curve_figure
 from .specialised_heads import accuracy_by_step_figure, specialised_heads_figure
 from .teacher_forcing import teacher_forcing_figure
+from .tokens import bpe_figure, fine_tuning_curves_figure, token_rows_figure
 from .training import rule_kl_figure, training_figure
 from .weighted_average import WeightedAverageCanvas, weighted_average_figure
 from .weighted_rows import weighted_rows_figure
 
 __all__ = [
+    "bpe_figure",
+    "fine_tuning_curves_figure",
+    "token_rows_figure",
     "weighted_rows_figure",
     "softmax_curve_figure",
     "position_embedding_figure",

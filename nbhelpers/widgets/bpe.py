@@ -58,8 +58,8 @@ class BPEExplorer(FigureExplorer):
 
     def redraw(self) -> None:
         k = self.merges.value
-        figure = bpe_figure(self.bpe, self.sentences, k, self.corpus)
-        self.image.value = figure_to_png(figure)
+        self.drawn = bpe_figure(self.bpe, self.sentences, k, self.corpus)  # the Figure shown
+        self.image.value = figure_to_png(self.drawn)
         latest = self.bpe.merges[max(0, k - 5) : k]
         lines = [
             tr(

@@ -66,7 +66,8 @@ class TaskInputExplorer(FigureExplorer):
 
     def redraw(self) -> None:
         rows, labels = task_rows(self.kind.value, self.example.value)
-        self.image.value = figure_to_png(token_rows_figure(rows, labels))
+        self.drawn = token_rows_figure(rows, labels)  # the Figure shown
+        self.image.value = figure_to_png(self.drawn)
         lengths = ", ".join(str(len(r)) for r in rows)
         self.readout.value = html.escape(
             tr("{n} sequences of {lengths} tokens", n=len(rows), lengths=lengths)
@@ -108,10 +109,10 @@ class FineTuningCurvesExplorer(FigureExplorer):
         ]  # fmt: skip
 
     def redraw(self) -> None:
-        figure = fine_tuning_curves_figure(
+        self.drawn = fine_tuning_curves_figure(
             self.runs, self.task.value, self.lam.value, self.n_labelled.value
-        )
-        self.image.value = figure_to_png(figure)
+        )  # the Figure shown
+        self.image.value = figure_to_png(self.drawn)
         lines = []
         for start, lam in (("pre-trained", self.lam.value), ("no pre-training", 0.5)):
             values = self.accuracies(start, lam)

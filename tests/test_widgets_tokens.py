@@ -1,0 +1,72 @@
+"""The explorers of notebooks 06 (BPE) and 11 (fine-tuning): each control redraws the
+picture, and what the readout says matches the numbers behind it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer_checks import assert_redraws
+from nbhelpers import BPEExplorer, FineTuningCurvesExplorer, TaskInputExplorer
+from nbhelpers.experiments.fine_tuning import load_curves
+from nbhelpers.widgets.fine_tuning import KINDS, task_rows
+
+
+@pytest.fixture(scope="module")
+def bpe_explorer():
+    return BPEExplorer(n_merges=30, corpus_size=300)
+
+
+def test_the_bpe_explorer_segments_and_lists_the_latest_merges(bpe_explorer):
+    bpe_explorer.unit.value = "char"
+    bpe_explorer.merges.value = 0
+    assert bpe_explorer.tokens() == list("犬が河岸を歩く")
+    assert "no merges yet" in bpe_explorer.readout.value
+    assert_redraws(bpe_explorer, "merges", 10)
+    assert len(bpe_explorer.tokens()) < 7
+    last = bpe_explorer.bpe.merges[9]
+    assert f"merge 10: {last.pair[0]} + {last.pair[1]}" in bpe_explorer.readout.value
+
+
+def test_the_bpe_explorer_shows_bytes_that_split_a_character_in_hex(bpe_explorer):
+    bpe_explorer.merges.value = 0
+    assert_redraws(bpe_explorer, "unit", "byte", readout=False)
+    tokens = bpe_explorer.tokens()
+    assert len(tokens) == len("犬が河岸を歩く".encode()) and tokens[0] == "e7"
+
+
+def test_the_bpe_explorer_names_a_character_the_corpus_lacks():
+    with pytest.raises(ValueError, match="symbols the corpus never had"):
+        BPEExplorer(["象が歩く"], n_merges=2, corpus_size=50)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_task_becomes_sequences_from_sos_to_extract(kind):
+    rows, labels = task_rows(kind, 1)
+    assert len(rows) == len(labels) == {"similarity": 2, "multiple choice": 3}.get(kind, 1)
+    assert all(r[0] == "<SOS>" and r[-1] == "<EXTRACT>" for r in rows)
+    assert all(r.count("<DELIM>") == (kind != "classification") for r in rows)
+
+
+def test_the_task_explorer_redraws_for_another_kind_and_example():
+    explorer = TaskInputExplorer("classification")
+    assert "1 sequences" in explorer.readout.value
+    assert_redraws(explorer, "kind", "similarity")
+    assert explorer.readout.value.startswith("2 sequences")
+    assert_redraws(explorer, "example", 3)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        TaskInputExplorer("translation")
+
+
+def test_the_curves_explorer_reads_the_stored_runs():
+    explorer = FineTuningCurvesExplorer(task="grammaticality")
+    explorer.n_labelled.value = 1024
+    stored = [r["accuracy"] for r in load_curves()["runs"]
+              if (r["task"], r["start"], r["lam"], r["n_labelled"])
+              == ("grammaticality", "pre-trained", 0.5, 1024)]  # fmt: skip
+    assert f"{np.mean(stored):.3f}" in explorer.readout.value
+    assert_redraws(explorer, "lam", 0.0)
+    assert_redraws(explorer, "task", "entailment")
+    assert_redraws(explorer, "n_labelled", 16)
+    with pytest.raises(ValueError, match="task must be one of"):
+        FineTuningCurvesExplorer(task="sentiment")
