@@ -47,7 +47,7 @@ def token_text(token) -> str:
 
 def _width(text: str) -> float:
     # a CJK character is about as wide as two Latin ones at the same size
-    return max(0.9, 0.12 + sum(0.36 if ord(c) > 0x2E80 else 0.2 for c in text))
+    return max(0.9, 0.16 + sum(0.4 if ord(c) > 0x2E80 else 0.2 for c in text))
 
 
 def _draw_row(ax, tokens: Sequence, y: float, *, colours=None) -> float:
@@ -104,7 +104,7 @@ def bpe_figure(bpe, sentences: Sequence[str], n_merges: int, corpus: Sequence[st
     mean_tokens = [np.mean([len(bpe.encode(t, int(k))) for t in sample]) for k in steps]
     rows = [bpe.encode(s, n_merges) for s in sentences]
     widths = [sum(_width(token_text(t)) for t in row) for row in rows]
-    figure = Canvas(figsize=(11.5, 0.62 * len(rows) + 2.2)).figure
+    figure = Canvas(figsize=(11.5, 0.5 * len(rows) + 2.0)).figure
     ax = figure.add_axes((0.02, 0.08, 0.56, 0.72))
     ax.set_xlim(0, max(max(widths), 8.0) + 0.1)
     ax.set_ylim(len(rows) - 0.4, -0.6)

@@ -27,19 +27,30 @@ class BPEExplorer(FigureExplorer):
         self,
         sentences: Sequence[str] = DEFAULT_SENTENCES,
         *,
-        n_merges: int = 100,
-        corpus_size: int = 1000,
+        corpus: Sequence[str] | None = None,
+        n_merges: int = 120,
+        corpus_size: int = 2000,
         seed: int = 0,
     ):
+        """`corpus`: the texts to learn from (notebook 06 passes its own); by default
+        `corpus_size` of the grammar's sentences, sampled with `seed`, without spaces."""
         check_positive_int("n_merges", n_merges)
-        check_positive_int("corpus_size", corpus_size)
-        self.corpus = ["".join(s) for s in JapaneseGrammar().sample(corpus_size, seed)]
+        if corpus is None:
+            check_positive_int("corpus_size", corpus_size)
+            corpus = ["".join(s) for s in JapaneseGrammar().sample(corpus_size, seed)]
+        if isinstance(corpus, str) or not all(isinstance(t, str) for t in corpus):
+            raise TypeError("corpus must be a list of str (texts written without spaces)")
+        self.corpus = list(corpus)
         self.bpes = {unit: learn_bpe(self.corpus, n_merges, unit) for unit in UNITS}
         self.sentences = [str(s) for s in sentences]
         for s in self.sentences:
             self.bpes["char"].encode(s, 0)  # a clear error for characters the corpus lacks
         self.merges = widgets.IntSlider(
-            value=10, min=0, max=n_merges, description=tr("merges"), continuous_update=True
+            value=min(10, n_merges),
+            min=0,
+            max=n_merges,
+            description=tr("merges"),
+            continuous_update=True,
         )
         self.unit = widgets.ToggleButtons(
             options=[(tr("characters"), "char"), (tr("UTF-8 bytes"), "byte")], value="char"
