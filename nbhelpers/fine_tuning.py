@@ -20,8 +20,9 @@ The objectives, for a labelled set C of (x¹ .. xᵐ, y):
     L3(C) = L2(C) + λ·L1(C)                       λ = 0.5 in GPT-1
 
 L1, L2 and L3 are log-likelihoods: training maximises them, so the loss to minimise is their
-negative. GPT-1's code averages each term over its own count (examples for L2, predicted
-tokens for L1): `fine_tuning_loss`.
+negative, each term averaged: `fine_tuning_loss` is -L2 / B - λ·L1 / N over a batch of B
+examples with N predicted tokens. (GPT-1's code averages L1 over each sequence's tokens and
+then over the sequences; the two agree when the sequences have the same length.)
 """
 
 from __future__ import annotations
@@ -157,8 +158,8 @@ def fine_tuning_loss(
     lam: float = 0.5,
     pad_id: int,
 ) -> torch.Tensor:
-    """The loss GPT-1's code minimises: -L2 / (examples) - λ·L1 / (predicted tokens), i.e.
-    the classifier's mean cross-entropy plus λ times the language model's."""
+    """The loss to minimise: -L2 / B - λ·L1 / N for B examples with N predicted tokens (not
+    <PAD>), i.e. the classifier's mean cross-entropy plus λ times the language model's."""
     if not isinstance(classifier, GPT1Classifier):
         raise TypeError(f"classifier must be a GPT1Classifier, got {type(classifier).__name__}")
     if not is_number(lam) or lam < 0:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import torch
 
 from .gpt1 import GPT1, evaluating
+from .support.checks import status
+from .support.language import tr
 from .support.validation import check_positive_int
 
 
@@ -167,11 +169,19 @@ def check_cache_agrees(
     error = float((slow_logits - fast_logits).abs().max())
     same = torch.equal(slow, fast)
     ok = same and error <= atol
-    print(
-        f"{'OK ' if ok else 'FAIL'} cached vs recomputed generation: "
-        f"{'the same' if same else 'DIFFERENT'} {max_new_tokens} new tokens; "
-        f"logits max |error| = {error:.1e} (tolerance {atol:.0e})"
-    )
+    if same:
+        line = tr(
+            "cached vs recomputed generation: the same {n} new tokens; logits max |error| = "
+            "{error:.1e} (tolerance {atol:.0e})",
+            n=max_new_tokens, error=error, atol=atol,
+        )  # fmt: skip
+    else:
+        line = tr(
+            "cached vs recomputed generation: DIFFERENT {n} new tokens; logits max |error| = "
+            "{error:.1e} (tolerance {atol:.0e})",
+            n=max_new_tokens, error=error, atol=atol,
+        )  # fmt: skip
+    print(status(ok), line)
     if not same:
         differs = (slow != fast).reshape(-1, slow.shape[-1]).any(dim=0).nonzero()
         raise AssertionError(

@@ -38,7 +38,8 @@ def translatable_texts() -> dict[str, str]:
 
 def notebook_texts() -> dict[str, str]:
     """{text: where} for the string literals the English notebooks pass as a figure's title
-    or labels (CALLER_TEXT_KEYWORDS); their Japanese editions run the same code."""
+    or labels (CALLER_TEXT_KEYWORDS) or as what a check_close compared; their Japanese
+    editions run the same code."""
     found: dict[str, str] = {}
     for path in sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("solutions/*.ipynb")]):
         for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
@@ -49,6 +50,13 @@ def notebook_texts() -> dict[str, str]:
                 for line in cell.source.splitlines()
             )  # IPython magics are not Python
             for node in ast.walk(ast.parse(source)):
+                if (
+                    isinstance(node, ast.Call)
+                    and getattr(node.func, "id", None) == "check_close"
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                ):  # what a check line says it compared: check_close translates it
+                    found.setdefault(node.args[0].value, f"{path.relative_to(ROOT)}, cell {index}")
                 if isinstance(node, ast.keyword) and node.arg in CALLER_TEXT_KEYWORDS:
                     values = getattr(node.value, "elts", [node.value])
                     for value in values:

@@ -111,7 +111,10 @@ def bpe_figure(bpe, sentences: Sequence[str], n_merges: int, corpus: Sequence[st
     ax.axis("off")
     for r, row in enumerate(rows):
         _draw_row(ax, row, r)
-    ax.set_title(tr("{k} merges: {tokens} tokens", k=n_merges, tokens=len(rows[0])), fontsize=11)
+    ax.set_title(
+        tr("{k} merges: {tokens} tokens in the first sentence", k=n_merges, tokens=len(rows[0])),
+        fontsize=11,
+    )
     curve = figure.add_axes((0.66, 0.2, 0.32, 0.62))
     curve.plot(steps, mean_tokens, color=SERIES_COLOURS[0])
     curve.axvline(n_merges, color=SERIES_COLOURS[3], lw=1.2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .language import tr
+from .language import tr, translate
 
 FLOAT32_TOLERANCE = 1e-6
 # The figure of a check line, in every language. Its last digits depend on the CPU's vector
@@ -15,17 +15,28 @@ ERROR_FIGURE = "|error| = {error:.1e}"
 
 
 def check_close(
-    what: str, ours: torch.Tensor, reference: torch.Tensor, atol: float = FLOAT32_TOLERANCE
+    what: str,
+    ours: torch.Tensor,
+    reference: torch.Tensor,
+    atol: float = FLOAT32_TOLERANCE,
+    **values,
 ) -> None:
     """Print what was compared and the largest absolute error; raise if it exceeds `atol`.
 
+    `what` is the notebook's description of the comparison, shown in the course's language
+    (the translation table holds the notebooks' descriptions); its {placeholders} are filled
+    from `values` after translation: check_close("softmax(s / {T:g}) vs F.softmax", a, b, T=T).
     NaN anywhere fails the check: a NaN must never pass as "close".
     """
+    what = translate(what)
+    if values:  # a value that is a text of the table (a case's name) is translated too
+        what = what.format(**{name: translate(value) for name, value in values.items()})
     ours, reference = torch.as_tensor(ours), torch.as_tensor(reference)
     if ours.shape != reference.shape:
         raise ValueError(
-            f"{what}: shapes differ, ours {tuple(ours.shape)} vs reference {tuple(reference.shape)}"
-        )
+            tr("{what}: shapes differ, ours {ours} vs reference {reference}",
+               what=what, ours=tuple(ours.shape), reference=tuple(reference.shape))
+        )  # fmt: skip
     difference = (ours.detach().double().cpu() - reference.detach().double().cpu()).abs()
     error = float(difference.max()) if difference.numel() else 0.0
     if difference.isnan().any():
@@ -35,6 +46,14 @@ def check_close(
         "{what}: max |error| = {error:.1e} (tolerance {atol:.0e}, shape {shape})",
         what=what, error=error, atol=atol, shape=tuple(ours.shape),
     )  # fmt: skip
-    print(f"{'OK ' if ok else 'FAIL'} {line}")
+    print(f"{status(ok)} {line}")
     if not ok:
-        raise AssertionError(f"{what}: max |error| {error:.3e} exceeds {atol:.0e}")
+        raise AssertionError(
+            tr("{what}: max |error| {error:.3e} exceeds {atol:.0e}", what=what, error=error,
+               atol=atol)
+        )  # fmt: skip
+
+
+def status(ok: bool) -> str:
+    """The word that opens a check line: OK or FAIL, in the course's language."""
+    return tr("OK ") if ok else tr("FAIL")
