@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .support.language import tr
 from .support.validation import (
     check_additive_mask,
     check_float_tensor,
@@ -51,7 +52,11 @@ def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """
     check_float_tensor("scores", scores, min_rank=1)
     if torch.isnan(scores).any() or torch.isposinf(scores).any():
-        raise ValueError("scores must be finite or -inf (masked), but they hold NaN or +inf")
+        raise ValueError(
+            tr(
+                "scores must be finite or -inf (masked), but they hold NaN or +inf",
+            )
+        )
     row_max = scores.amax(dim=dim, keepdim=True)
     row_max = torch.where(torch.isneginf(row_max), torch.zeros_like(row_max), row_max)
     exps = torch.exp(scores - row_max)
@@ -93,7 +98,11 @@ def scaled_dot_product_attention(
     """
     check_qkv(Q, K, V)
     if mask is not None and is_causal:
-        raise ValueError("pass either mask (add causal_mask(n) to it) or is_causal=True, not both")
+        raise ValueError(
+            tr(
+                "pass either mask (add causal_mask(n) to it) or is_causal=True, not both",
+            )
+        )
     if mask is not None:
         scores_shape = (
             *torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2]),
@@ -153,8 +162,11 @@ class SelfAttention(nn.Module):
         check_float_tensor("X", X)
         if X.shape[-1] != self.d_model:
             raise ValueError(
-                f"X must have d_model = {self.d_model} features (last dim), got shape "
-                f"{tuple(X.shape)}"
+                tr(
+                    "X must have d_model = {d_model} features (last dim), got shape {X_shape}",
+                    d_model=self.d_model,
+                    X_shape=tuple(X.shape),
+                )
             )
         output, weights = attention(self.W_Q(X), self.W_K(X), self.W_V(X), mask)
         return (output, weights) if return_weights else output

@@ -35,6 +35,7 @@ from torch import nn
 
 from .corpus.tokenizer import PAD, SOS
 from .gpt1 import GPT1, check_gpt1
+from .support.language import tr
 from .support.validation import check_positive_int, is_int, is_number
 
 DELIM, EXTRACT = "<DELIM>", "<EXTRACT>"
@@ -44,10 +45,23 @@ _RESERVED = {PAD, SOS, DELIM, EXTRACT}
 
 def _text(name: str, tokens) -> list:
     if isinstance(tokens, str) or not isinstance(tokens, Sequence) or not len(tokens):
-        raise TypeError(f"{name} must be a non-empty list of tokens, got {tokens!r}")
+        raise TypeError(
+            tr(
+                "{name} must be a non-empty list of tokens, got {tokens!r}",
+                name=name,
+                tokens=tokens,
+            )
+        )
     reserved = [t for t in tokens if t in _RESERVED]
     if reserved:
-        raise ValueError(f"{name} must not hold the task tokens {sorted(_RESERVED)}: {reserved}")
+        raise ValueError(
+            tr(
+                "{name} must not hold the task tokens {sorted__RESERVED}: {reserved}",
+                name=name,
+                sorted__RESERVED=sorted(_RESERVED),
+                reserved=reserved,
+            )
+        )
     return list(tokens)
 
 
@@ -71,7 +85,12 @@ def multiple_choice_inputs(context: Sequence[str], answers: Sequence[Sequence[st
     """One sequence per answer: [<SOS> context <DELIM> answer_k <EXTRACT> for each k]."""
     context = _text("context", context)
     if isinstance(answers, str) or not isinstance(answers, Sequence) or len(answers) < 2:
-        raise TypeError(f"answers must be a list of 2 or more answers, got {answers!r}")
+        raise TypeError(
+            tr(
+                "answers must be a list of 2 or more answers, got {answers!r}",
+                answers=answers,
+            )
+        )
     return [
         [SOS, *context, DELIM, *_text(f"answers[{k}]", answer), EXTRACT]
         for k, answer in enumerate(answers)
@@ -87,8 +106,12 @@ def extract_states(h: torch.Tensor, ids: torch.Tensor, extract_id: int) -> torch
     counts = at.sum(-1)
     if bool((counts != 1).any()):
         raise ValueError(
-            f"ids must hold exactly one <EXTRACT> (id {extract_id}) per sequence, got counts "
-            f"{sorted(set(counts.flatten().tolist()))}"
+            tr(
+                "ids must hold exactly one <EXTRACT> (id {extract_id}) per sequence, "
+                "got counts {sorted_set_counts_flatte}",
+                extract_id=extract_id,
+                sorted_set_counts_flatte=sorted(set(counts.flatten().tolist())),
+            )
         )
     return (h * at.unsqueeze(-1)).sum(-2)  # picks one row per sequence, exactly
 
@@ -110,8 +133,12 @@ class GPT1Classifier(nn.Module):
         check_positive_int("n_classes", n_classes)
         if not is_int(extract_id) or not 0 <= extract_id < gpt.config.vocab_size:
             raise ValueError(
-                f"extract_id must be a token id of the model, in [0, "
-                f"{gpt.config.vocab_size}), got {extract_id!r}"
+                tr(
+                    "extract_id must be a token id of the model, in [0, {vocab_size}), got "
+                    "{extract_id!r}",
+                    vocab_size=gpt.config.vocab_size,
+                    extract_id=extract_id,
+                )
             )
         self.gpt = gpt
         self.extract_id = int(extract_id)
@@ -161,12 +188,25 @@ def fine_tuning_loss(
     """The loss to minimise: -L2 / B - λ·L1 / N for B examples with N predicted tokens (not
     <PAD>), i.e. the classifier's mean cross-entropy plus λ times the language model's."""
     if not isinstance(classifier, GPT1Classifier):
-        raise TypeError(f"classifier must be a GPT1Classifier, got {type(classifier).__name__}")
+        raise TypeError(
+            tr(
+                "classifier must be a GPT1Classifier, got {got_type}",
+                got_type=type(classifier).__name__,
+            )
+        )
     if not is_number(lam) or lam < 0:
-        raise ValueError(f"lam (λ) must be a number >= 0, got {lam!r}")
+        raise ValueError(
+            tr(
+                "lam (λ) must be a number >= 0, got {lam!r}",
+                lam=lam,
+            )
+        )
     if not isinstance(labels, torch.Tensor) or labels.shape != ids.shape[:1]:
         raise ValueError(
-            f"labels must be a tensor with one label per example, shape {tuple(ids.shape[:1])}"
+            tr(
+                "labels must be a tensor with one label per example, shape {value}",
+                value=tuple(ids.shape[:1]),
+            )
         )
     class_logits, lm_logits = classifier(ids)
     loss = F.cross_entropy(class_logits, labels)

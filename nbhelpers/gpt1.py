@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from .multihead import MultiHeadAttention, head_counts
+from .support.language import tr
 from .support.validation import check_positive_int, check_probability, check_token_ids
 
 
@@ -42,13 +43,23 @@ class GPT1Config:
             check_positive_int(name, getattr(self, name))
         if self.d_model % self.n_heads:
             raise ValueError(
-                f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
-                f"head counts that work: {head_counts(self.d_model)}"
+                tr(
+                    "d_model={d_model} is not divisible by n_heads={n_heads}; head counts "
+                    "that work: {value}",
+                    d_model=self.d_model,
+                    n_heads=self.n_heads,
+                    value=head_counts(self.d_model),
+                )
             )
         if self.d_ff is not None and (
             isinstance(self.d_ff, bool) or not isinstance(self.d_ff, int) or self.d_ff < 1
         ):
-            raise ValueError(f"d_ff must be a positive int or None, got {self.d_ff!r}")
+            raise ValueError(
+                tr(
+                    "d_ff must be a positive int or None, got {d_ff!r}",
+                    d_ff=self.d_ff,
+                )
+            )
         check_probability("dropout", self.dropout)
 
     @property
@@ -88,7 +99,12 @@ def one_hot(ids: torch.Tensor, vocab_size: int, dtype: torch.dtype = torch.float
     """
     check_positive_int("vocab_size", vocab_size)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+        raise ValueError(
+            tr(
+                "dtype must be a floating-point torch.dtype, got {dtype!r}",
+                dtype=dtype,
+            )
+        )
     check_token_ids(ids, vocab_size)
     U = torch.zeros(*ids.shape, vocab_size, device=ids.device, dtype=dtype)
     return U.scatter_(-1, ids.unsqueeze(-1), 1.0)
@@ -136,7 +152,12 @@ class GPT1(nn.Module):
     def __init__(self, config: GPT1Config):
         super().__init__()
         if not isinstance(config, GPT1Config):
-            raise TypeError(f"config must be a GPT1Config, got {type(config).__name__}")
+            raise TypeError(
+                tr(
+                    "config must be a GPT1Config, got {got_type}",
+                    got_type=type(config).__name__,
+                )
+            )
         self.config = config
         self.W_e = nn.Embedding(config.vocab_size, config.d_model)
         self.W_p = nn.Parameter(torch.zeros(config.n_ctx, config.d_model))
@@ -165,7 +186,13 @@ class GPT1(nn.Module):
         inside the context."""
         check_token_ids(ids, self.config.vocab_size, self.config.n_ctx - start)
         if ids.device != self.device:
-            raise ValueError(f"ids must be on the model's device {self.device}, got {ids.device}")
+            raise ValueError(
+                tr(
+                    "ids must be on the model's device {device}, got {device2}",
+                    device=self.device,
+                    device2=ids.device,
+                )
+            )
         return ids
 
     def check_inputs(self, ids: torch.Tensor, mask: torch.Tensor | None, start: int = 0) -> None:
@@ -261,7 +288,12 @@ def evaluating(model: nn.Module, grad_mode=torch.no_grad) -> Iterator[None]:
 
 def check_gpt1(model) -> None:
     if not isinstance(model, GPT1):
-        raise TypeError(f"model must be a GPT1, got {type(model).__name__}")
+        raise TypeError(
+            tr(
+                "model must be a GPT1, got {got_type}",
+                got_type=type(model).__name__,
+            )
+        )
 
 
 def parameter_breakdown(model: GPT1) -> dict[str, int]:

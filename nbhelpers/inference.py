@@ -16,24 +16,49 @@ import torch
 import torch.nn.functional as F
 
 from .gpt1 import GPT1, check_gpt1, evaluating
+from .support.language import tr
 from .support.validation import check_token_ids, is_int, is_number
 
 
 def check_sampling(temperature: float, top_k: int | None, vocab_size: int) -> None:
     if not is_number(temperature):
-        raise TypeError(f"temperature must be a number > 0, got {type(temperature).__name__}")
+        raise TypeError(
+            tr(
+                "temperature must be a number > 0, got {got_type}",
+                got_type=type(temperature).__name__,
+            )
+        )
     if not (temperature > 0 and math.isfinite(temperature)):
         raise ValueError(
-            f"temperature must be a finite number > 0, got {temperature!r}; for greedy "
-            "decoding use top_k=1"
+            tr(
+                "temperature must be a finite number > 0, got {temperature!r}; for "
+                "greedy decoding use top_k=1",
+                temperature=temperature,
+            )
         )
     if top_k is not None:
         if not is_int(top_k):
-            raise TypeError(f"top_k must be an int >= 1 or None, got {type(top_k).__name__}")
+            raise TypeError(
+                tr(
+                    "top_k must be an int >= 1 or None, got {got_type}",
+                    got_type=type(top_k).__name__,
+                )
+            )
         if top_k < 1:
-            raise ValueError(f"top_k must be >= 1 (or None for no cut), got {top_k}")
+            raise ValueError(
+                tr(
+                    "top_k must be >= 1 (or None for no cut), got {top_k}",
+                    top_k=top_k,
+                )
+            )
         if top_k > vocab_size:
-            raise ValueError(f"top_k must be <= vocab_size={vocab_size}, got {top_k}")
+            raise ValueError(
+                tr(
+                    "top_k must be <= vocab_size={vocab_size}, got {top_k}",
+                    vocab_size=vocab_size,
+                    top_k=top_k,
+                )
+            )
 
 
 def filter_logits(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None):
@@ -94,16 +119,42 @@ def generate(
     check_gpt1(model)
     model.check_ids(ids)  # once: the tokens it adds are the model's own, always in range
     if ids.dim() > 2:
-        raise ValueError(f"ids must have shape (n,) or (B, n), got {tuple(ids.shape)}")
+        raise ValueError(
+            tr(
+                "ids must have shape (n,) or (B, n), got {ids_shape}",
+                ids_shape=tuple(ids.shape),
+            )
+        )
     if not is_int(max_new_tokens):
-        raise TypeError(f"max_new_tokens must be an int, got {type(max_new_tokens).__name__}")
+        raise TypeError(
+            tr(
+                "max_new_tokens must be an int, got {got_type}",
+                got_type=type(max_new_tokens).__name__,
+            )
+        )
     if max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+        raise ValueError(
+            tr(
+                "max_new_tokens must be >= 0, got {max_new_tokens}",
+                max_new_tokens=max_new_tokens,
+            )
+        )
     check_sampling(temperature, top_k, model.config.vocab_size)
     if eos_id is not None and (not is_int(eos_id) or not 0 <= eos_id < model.config.vocab_size):
-        raise ValueError(f"eos_id must be an id in [0, {model.config.vocab_size}), got {eos_id!r}")
+        raise ValueError(
+            tr(
+                "eos_id must be an id in [0, {vocab_size}), got {eos_id!r}",
+                vocab_size=model.config.vocab_size,
+                eos_id=eos_id,
+            )
+        )
     if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        raise TypeError(
+            tr(
+                "generator must be a torch.Generator, got {got_type}",
+                got_type=type(generator).__name__,
+            )
+        )
 
     single = ids.dim() == 1
     out = ids.unsqueeze(0) if single else ids
@@ -134,8 +185,10 @@ def log_likelihood(model: GPT1, ids: torch.Tensor, pad_id: int | None = None) ->
     check_token_ids(ids, model.config.vocab_size, model.config.n_ctx)
     if ids.shape[-1] < 2:
         raise ValueError(
-            f"ids must hold at least 2 tokens (a context and a target), got "
-            f"shape {tuple(ids.shape)}"
+            tr(
+                "ids must hold at least 2 tokens (a context and a target), got shape {ids_shape}",
+                ids_shape=tuple(ids.shape),
+            )
         )
     logits = model(ids[..., :-1])
     targets = ids[..., 1:]

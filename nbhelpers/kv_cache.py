@@ -27,7 +27,12 @@ from .support.validation import check_positive_int
 
 def _check_model(model) -> None:
     if not isinstance(model, GPT1):
-        raise TypeError(f"model must be an nbhelpers GPT1, got {type(model).__name__}")
+        raise TypeError(
+            tr(
+                "model must be an nbhelpers GPT1, got {got_type}",
+                got_type=type(model).__name__,
+            )
+        )
 
 
 class LayerCache:
@@ -60,7 +65,13 @@ class KVCache:
         check_positive_int("batch", batch)
         check_positive_int("capacity", capacity)
         if capacity > config.n_ctx:
-            raise ValueError(f"capacity must be <= n_ctx={config.n_ctx}, got {capacity}")
+            raise ValueError(
+                tr(
+                    "capacity must be <= n_ctx={n_ctx}, got {capacity}",
+                    n_ctx=config.n_ctx,
+                    capacity=capacity,
+                )
+            )
         shape = (batch, config.n_heads, capacity, config.d_model // config.n_heads)
         dtype = model.W_e.weight.dtype
         self.layers = [LayerCache(shape, model.device, dtype) for _ in model.blocks]
@@ -70,7 +81,11 @@ class KVCache:
     def check_room(self, new: int) -> None:
         if self.length + new > self.capacity:
             raise ValueError(
-                f"the cache holds {self.capacity} positions, asked for {self.length + new}"
+                tr(
+                    "the cache holds {capacity} positions, asked for {value}",
+                    capacity=self.capacity,
+                    value=self.length + new,
+                )
             )
 
     @property
@@ -87,14 +102,26 @@ def _check_generation_args(model, ids, max_new_tokens) -> torch.Tensor:
     _check_model(model)
     model.check_ids(ids)
     if ids.dim() > 2:
-        raise ValueError(f"ids must have shape (n,) or (batch, n), got {tuple(ids.shape)}")
+        raise ValueError(
+            tr(
+                "ids must have shape (n,) or (batch, n), got {ids_shape}",
+                ids_shape=tuple(ids.shape),
+            )
+        )
     check_positive_int("max_new_tokens", max_new_tokens)
     n, n_ctx = ids.shape[-1], model.config.n_ctx
     if n + max_new_tokens > n_ctx:
         raise ValueError(
-            f"max_new_tokens={max_new_tokens} after a prompt of {n} tokens needs "
-            f"{n + max_new_tokens} positions, but the context holds n_ctx={n_ctx}; "
-            f"use max_new_tokens <= {n_ctx - n}"
+            tr(
+                "max_new_tokens={max_new_tokens} after a prompt of {n} tokens needs "
+                "{value} positions, but the context holds n_ctx={n_ctx}; use "
+                "max_new_tokens <= {value2}",
+                max_new_tokens=max_new_tokens,
+                n=n,
+                value=n + max_new_tokens,
+                n_ctx=n_ctx,
+                value2=n_ctx - n,
+            )
         )
     return ids if ids.dim() == 2 else ids.unsqueeze(0)
 

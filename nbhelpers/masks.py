@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from .support.language import tr
 from .support.validation import check_positive_int
 
 
@@ -27,9 +28,20 @@ def causal_mask(
     check_positive_int("n", n)
     check_positive_int("m", m)
     if m < n:
-        raise ValueError(f"m (keys) must be >= n (queries) for a causal mask, got n={n}, m={m}")
+        raise ValueError(
+            tr(
+                "m (keys) must be >= n (queries) for a causal mask, got n={n}, m={m}",
+                n=n,
+                m=m,
+            )
+        )
     if not dtype.is_floating_point:
-        raise ValueError(f"dtype must be a floating-point dtype (to hold -inf), got {dtype}")
+        raise ValueError(
+            tr(
+                "dtype must be a floating-point dtype (to hold -inf), got {dtype}",
+                dtype=dtype,
+            )
+        )
     blocked = torch.ones(n, m, dtype=torch.bool, device=device).triu(diagonal=m - n + 1)
     return torch.zeros(n, m, dtype=dtype, device=device).masked_fill(blocked, float("-inf"))
 
@@ -48,18 +60,31 @@ def padding_mask(
     """
     check_positive_int("n", n)
     if not dtype.is_floating_point:
-        raise ValueError(f"dtype must be a floating-point dtype (to hold -inf), got {dtype}")
+        raise ValueError(
+            tr(
+                "dtype must be a floating-point dtype (to hold -inf), got {dtype}",
+                dtype=dtype,
+            )
+        )
     lengths = torch.as_tensor(lengths, device=device)
     if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
         raise ValueError(
-            f"lengths must be a 1-D sequence of ints (one per sentence), got {lengths.dtype} "
-            f"of shape {tuple(lengths.shape)}"
+            tr(
+                "lengths must be a 1-D sequence of ints (one per sentence), got "
+                "{dtype} of shape {lengths_shape}",
+                dtype=lengths.dtype,
+                lengths_shape=tuple(lengths.shape),
+            )
         )
     bad = [(b, int(length)) for b, length in enumerate(lengths.tolist()) if not 0 <= length <= n]
     if bad:
         found = ", ".join(f"lengths[{b}]={length}" for b, length in bad)
         raise ValueError(
-            f"every length must lie in [0, n] with n={n} (the padded length), got {found}"
+            tr(
+                "every length must lie in [0, n] with n={n} (the padded length), got {found}",
+                n=n,
+                found=found,
+            )
         )
     positions = torch.arange(n, device=lengths.device)
     blocked = positions[None, :] >= lengths[:, None]  # (B, n)

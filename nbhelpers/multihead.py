@@ -16,6 +16,7 @@ from torch import nn
 
 from .attention import attention, fused_attention
 from .masks import causal_mask
+from .support.language import tr
 from .support.validation import (
     check_additive_mask,
     check_float_tensor,
@@ -39,9 +40,15 @@ def check_divisible(d_model: int, n_heads: int) -> None:
     check_positive_int("n_heads", n_heads)
     if d_model % n_heads:
         raise ValueError(
-            f"d_model={d_model} is not divisible by n_heads={n_heads} "
-            f"({d_model} / {n_heads} = {d_model / n_heads:.4g} features per head); "
-            f"head counts that work: {head_counts(d_model)}"
+            tr(
+                "d_model={d_model} is not divisible by n_heads={n_heads} ({d_model} / "
+                "{n_heads} = {value:.4g} features per head); head counts that work: "
+                "{value2}",
+                d_model=d_model,
+                n_heads=n_heads,
+                value=d_model / n_heads,
+                value2=head_counts(d_model),
+            )
         )
 
 
@@ -63,8 +70,10 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """
     if isinstance(x, torch.Tensor) and x.dim() < 3:
         raise ValueError(
-            f"x must have at least 3 dimensions (..., h heads, n, d_head), got shape "
-            f"{tuple(x.shape)}"
+            tr(
+                "x must have at least 3 dimensions (..., h heads, n, d_head), got shape {x_shape}",
+                x_shape=tuple(x.shape),
+            )
         )
     check_float_tensor("x", x, min_rank=3)
     *batch, h, n, d_head = x.shape
@@ -94,7 +103,13 @@ class MultiHeadAttention(nn.Module):
         check_divisible(d_model, n_heads)
         for name, value in (("causal", causal), ("bias", bias)):
             if not isinstance(value, bool):
-                raise TypeError(f"{name} must be True or False, got {value!r}")
+                raise TypeError(
+                    tr(
+                        "{name} must be True or False, got {value!r}",
+                        name=name,
+                        value=value,
+                    )
+                )
         check_probability("dropout", dropout)
         self.d_model, self.n_heads, self.causal = d_model, n_heads, causal
         self.dropout = dropout  # on the attention weights while training, as in GPT-1
@@ -154,7 +169,12 @@ class MultiHeadAttention(nn.Module):
         if mask is None:
             return None
         if not isinstance(mask, torch.Tensor):
-            raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
+            raise TypeError(
+                tr(
+                    "mask must be a torch.Tensor or None, got {got_type}",
+                    got_type=type(mask).__name__,
+                )
+            )
         given = tuple(mask.shape)
         if mask.dim() >= 3 and mask.dim() == x.dim():
             mask = mask.unsqueeze(-3)  # (B, n|1, m) -> (B, 1, n|1, m): same for every head
@@ -167,10 +187,17 @@ class MultiHeadAttention(nn.Module):
                 if "does not broadcast" not in str(error):
                     raise
                 raise ValueError(
-                    f"mask of shape {given} does not fit x of shape {tuple(x.shape)}: the scores "
-                    f"are {scores_shape} (..., h, n queries, m keys); pass a mask of shape "
-                    f"(n, m) = ({n}, {keys}), one per sentence (..., n|1, m) with x's batch "
-                    f"dims, or one per head (..., h|1, n|1, m)"
+                    tr(
+                        "mask of shape {given} does not fit x of shape {x_shape}: the scores "
+                        "are {scores_shape} (..., h, n queries, m keys); pass a mask of shape "
+                        "(n, m) = ({n}, {keys}), one per sentence (..., n|1, m) with x's batch "
+                        "dims, or one per head (..., h|1, n|1, m)",
+                        given=given,
+                        x_shape=tuple(x.shape),
+                        scores_shape=scores_shape,
+                        n=n,
+                        keys=keys,
+                    )
                 ) from None
         return mask.to(x.dtype)  # float32 + float16 scores would promote, then fail at @ V
 
@@ -178,15 +205,24 @@ class MultiHeadAttention(nn.Module):
         check_float_tensor("x", x)
         if x.shape[-1] != self.d_model:
             raise ValueError(
-                f"x must have d_model = {self.d_model} features (last dim), got shape "
-                f"{tuple(x.shape)}"
+                tr(
+                    "x must have d_model = {d_model} features (last dim), got shape {x_shape}",
+                    d_model=self.d_model,
+                    x_shape=tuple(x.shape),
+                )
             )
         weight = self.W_Q.weight
         if x.dtype != weight.dtype or x.device != weight.device:
             raise ValueError(
-                f"x must match the module's parameters: expected dtype {weight.dtype} on "
-                f"{weight.device}, got {x.dtype} on {x.device} (use module.to(x.device, "
-                f"x.dtype) or x.to(...))"
+                tr(
+                    "x must match the module's parameters: expected dtype {dtype} on "
+                    "{device}, got {dtype2} on {device2} (use module.to(x.device, x.dtype) "
+                    "or x.to(...))",
+                    dtype=weight.dtype,
+                    device=weight.device,
+                    dtype2=x.dtype,
+                    device2=x.device,
+                )
             )
 
     def extra_repr(self) -> str:

@@ -2,7 +2,9 @@
 
 Each English notebook `notebooks/X.ipynb` (or `solutions/X.ipynb`) has a Japanese edition
 `notebooks/ja/X.ipynb` with the same cells in the same order and under the same cell ids:
-- its code cells are the English code, and the first one starts with LANGUAGE_LINE;
+- its code cells are the English code, and the first one starts with LANGUAGE_LINE; their
+  comments and docstrings may be translated (the code itself, compared without them, may
+  not differ);
 - each markdown cell is a translation and records, in its metadata, the hash of the English
   cell it translates: {"translation": {"en_sha": "..."}}. When the English cell changes, the
   hashes differ and tests/test_translations.py names the cell until it is re-translated.
@@ -18,6 +20,7 @@ Each English notebook `notebooks/X.ipynb` (or `solutions/X.ipynb`) has a Japanes
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import re
 import sys
@@ -66,6 +69,39 @@ def japanese_code(english_source: str, first: bool) -> str:
     return f"{LANGUAGE_LINE}\n{english_source}" if first else english_source
 
 
+def _without_words(source: str) -> str | None:
+    """The code of a cell without its comments and docstrings (None if it does not parse):
+    the part that must be the same in every language."""
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            body[0] = ast.Expr(ast.Constant(""))  # a docstring, whatever its language
+    return ast.dump(tree)
+
+
+def same_code(english_source: str, japanese_source: str, first: bool) -> bool:
+    """The Japanese cell runs the English code: the same text, or the same code with its
+    comments and docstrings translated."""
+    expected = japanese_code(english_source, first)
+    if japanese_source == expected:
+        return True
+    if first and not japanese_source.startswith(LANGUAGE_LINE + "\n"):
+        return False
+    stripped = _without_words(japanese_source)
+    return stripped is not None and stripped == _without_words(expected)
+
+
 def problems(english_file: Path) -> list[str]:
     """What keeps the Japanese edition of `english_file` from matching it, one line each."""
     name = shown(english_file)
@@ -90,7 +126,7 @@ def problems(english_file: Path) -> list[str]:
         if en.cell_type != ja.cell_type:
             found.append(f"{label}: a {ja.cell_type} cell where the English has {en.cell_type}")
         elif en.cell_type == "code":
-            if ja.source != japanese_code(en.source, first=code_cells == 0):
+            if not same_code(en.source, ja.source, first=code_cells == 0):
                 found.append(f"{label}: its code differs from the English notebook's")
             code_cells += 1
         elif en.cell_type == "markdown":
@@ -120,8 +156,12 @@ def sync(english_file: Path) -> Path:
         if en.cell_type == "code":
             source = japanese_code(en.source, first=code_cells == 0)
             code_cells += 1
-            if kept is not None and kept.cell_type == "code" and kept.source == source:
-                cell = kept  # keeps its outputs
+            if (
+                kept is not None
+                and kept.cell_type == "code"
+                and same_code(en.source, kept.source, first=code_cells == 1)
+            ):
+                cell = kept  # keeps its outputs and its translated comments
             else:
                 cell = nbformat.v4.new_code_cell(source, metadata=dict(en.metadata))
         elif kept is not None and kept.cell_type == en.cell_type:

@@ -68,3 +68,32 @@ def test_sync_keeps_translations_and_marks_new_cells(pair):
     translations.sync(pair)
     found = translations.problems(pair)
     assert len(found) == 1 and "not translated yet" in found[0]
+
+
+def test_translated_comments_and_docstrings_are_the_same_code(pair):
+    japanese = translations.japanese_path(pair)
+    english = nbformat.read(pair, as_version=4)
+    code = [c for c in english.cells if c.cell_type == "code"][-1]
+    code.source = 'def f(x):\n    """x -> x + 1."""\n    return x + 1  # add one'
+    nbformat.write(english, pair)
+    translations.sync(pair)
+    _edit(
+        japanese,
+        lambda c: c.get("id") == code.get("id"),
+        lambda c: c.update(
+            source='def f(x):\n    """x に 1 を足す。"""\n    return x + 1  # 1 を足す'
+        ),
+    )
+    assert translations.problems(pair) == []
+    translations.sync(pair)  # a later sync keeps the translated comments
+    kept = next(c for c in nbformat.read(japanese, 4).cells if c.get("id") == code.get("id"))
+    assert "1 を足す" in kept.source
+    _edit(
+        japanese,
+        lambda c: c.get("id") == code.get("id"),
+        lambda c: c.update(
+            source='def f(x):\n    """x に 1 を足す。"""\n    return x + 2  # 1 を足す'
+        ),
+    )
+    found = translations.problems(pair)
+    assert len(found) == 1 and "code differs" in found[0]

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ..support.language import tr
 from ..support.validation import is_int
 
 UNITS = ("char", "byte")
@@ -30,12 +31,23 @@ UNITS = ("char", "byte")
 def symbols_of(text: str, unit: str = "char") -> tuple:
     """The text's symbols before any merge: characters, or bytes (each a 1-byte `bytes`)."""
     if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+        raise TypeError(
+            tr(
+                "text must be a str, got {got_type}",
+                got_type=type(text).__name__,
+            )
+        )
     if unit == "char":
         return tuple(text)
     if unit == "byte":
         return tuple(bytes([b]) for b in text.encode("utf-8"))
-    raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    raise ValueError(
+        tr(
+            "unit must be one of {UNITS}, got {unit!r}",
+            UNITS=UNITS,
+            unit=unit,
+        )
+    )
 
 
 def pair_counts(corpus: dict[tuple, int]) -> Counter:
@@ -93,7 +105,11 @@ class BPE:
             return len(self.merges)
         if not is_int(n_merges) or not 0 <= n_merges <= len(self.merges):
             raise ValueError(
-                f"n_merges must be an int from 0 to {len(self.merges)}, got {n_merges!r}"
+                tr(
+                    "n_merges must be an int from 0 to {len_self_merges}, got {n_merges!r}",
+                    len_self_merges=len(self.merges),
+                    n_merges=n_merges,
+                )
             )
         return int(n_merges)
 
@@ -103,7 +119,12 @@ class BPE:
         symbols = symbols_of(text, self.unit)
         unknown = sorted({s for s in symbols if s not in self._known})
         if unknown:
-            raise ValueError(f"text holds symbols the corpus never had: {unknown}")
+            raise ValueError(
+                tr(
+                    "text holds symbols the corpus never had: {unknown}",
+                    unknown=unknown,
+                )
+            )
         for m in self.merges[: self._count(n_merges)]:
             symbols = merge(symbols, m.pair)
         return list(symbols)
@@ -127,10 +148,19 @@ class BPE:
 def learn_bpe(texts: Iterable[str], n_merges: int, unit: str = "char") -> BPE:
     """Learn n_merges merges from `texts` (fewer if every text becomes one symbol first)."""
     if not is_int(n_merges) or n_merges < 0:
-        raise ValueError(f"n_merges must be an int >= 0, got {n_merges!r}")
+        raise ValueError(
+            tr(
+                "n_merges must be an int >= 0, got {n_merges!r}",
+                n_merges=n_merges,
+            )
+        )
     corpus = Counter(symbols_of(text, unit) for text in texts)
     if not corpus:
-        raise ValueError("texts must hold at least one text")
+        raise ValueError(
+            tr(
+                "texts must hold at least one text",
+            )
+        )
     alphabet = sorted({s for symbols in corpus for s in symbols})
     rank = {symbol: i for i, symbol in enumerate(alphabet)}
     bpe = BPE(unit, alphabet)

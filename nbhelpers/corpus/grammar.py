@@ -40,6 +40,7 @@ from functools import cached_property
 import numpy as np
 import torch
 
+from ..support.language import tr
 from ..support.validation import check_positive_int, check_token_ids, is_int
 from .tokenizer import EOS, Tokenizer
 
@@ -136,7 +137,10 @@ class JapaneseGrammar:
     def __init__(self, conjunction_probability: float = 0.35):
         if not 0.0 <= conjunction_probability <= 1.0:
             raise ValueError(
-                f"conjunction_probability must be in [0, 1], got {conjunction_probability!r}"
+                tr(
+                    "conjunction_probability must be in [0, 1], got {conjunction_probability!r}",
+                    conjunction_probability=conjunction_probability,
+                )
             )
         total = sum(CONJUNCTIONS.values())
         self.conjunctions = {
@@ -266,14 +270,23 @@ class JapaneseGrammar:
         for position, token_id in enumerate(ids):
             if state == self._done:
                 raise ValueError(
-                    f"prefix continues after <EOS> at position {position}: nothing follows <EOS>"
+                    tr(
+                        "prefix continues after <EOS> at position {position}: nothing follows "
+                        "<EOS>",
+                        position=position,
+                    )
                 )
             after = int(self.next_state[state, token_id])
             if after < 0:
                 seen = " ".join(self.tokenizer.tokens[i] for i in ids[:position]) or "(start)"
                 raise ValueError(
-                    f"prefix cannot be produced by the grammar: {self.tokenizer.tokens[token_id]!r}"
-                    f" cannot follow {seen!r} (position {position})"
+                    tr(
+                        "prefix cannot be produced by the grammar: {value!r} cannot follow "
+                        "{seen!r} (position {position})",
+                        value=self.tokenizer.tokens[token_id],
+                        seen=seen,
+                        position=position,
+                    )
                 )
             state = after
         return state
@@ -282,8 +295,12 @@ class JapaneseGrammar:
         if isinstance(prefix, torch.Tensor):
             if prefix.dim() != 1 or prefix.is_floating_point():
                 raise ValueError(
-                    f"prefix must be a 1-D tensor of token ids, got {prefix.dtype} "
-                    f"of shape {tuple(prefix.shape)}"
+                    tr(
+                        "prefix must be a 1-D tensor of token ids, got {dtype} of shape "
+                        "{prefix_shape}",
+                        dtype=prefix.dtype,
+                        prefix_shape=tuple(prefix.shape),
+                    )
                 )
             ids = prefix.tolist()
         elif isinstance(prefix, str) or (
@@ -294,18 +311,28 @@ class JapaneseGrammar:
             ids = list(prefix)
         else:
             raise TypeError(
-                f"prefix must be text, a sequence of tokens or ids, or a tensor, got "
-                f"{type(prefix).__name__}"
+                tr(
+                    "prefix must be text, a sequence of tokens or ids, or a tensor, got {got_type}",
+                    got_type=type(prefix).__name__,
+                )
             )
         for i in ids:
             if not is_int(i) or not 0 <= i < len(self.tokenizer):
                 raise ValueError(
-                    f"prefix ids must be ints in [0, {len(self.tokenizer)}), got {i!r}"
+                    tr(
+                        "prefix ids must be ints in [0, {len_self_tokenizer}), got {i!r}",
+                        len_self_tokenizer=len(self.tokenizer),
+                        i=i,
+                    )
                 )
         if ids and ids[0] == self.tokenizer.sos_id:
             ids = ids[1:]
         if self.tokenizer.sos_id in ids or self.tokenizer.pad_id in ids:
-            raise ValueError("prefix may hold <SOS> only at the start, and no <PAD>")
+            raise ValueError(
+                tr(
+                    "prefix may hold <SOS> only at the start, and no <PAD>",
+                )
+            )
         return ids
 
     def true_next_token_distribution(self, prefix) -> torch.Tensor:
@@ -315,7 +342,11 @@ class JapaneseGrammar:
         tensor of ids; a leading <SOS> is optional. The empty prefix gives the first word."""
         state = self.state_of(prefix)
         if state == self._done:
-            raise ValueError("prefix ends with <EOS>: the sentence is over, nothing comes next")
+            raise ValueError(
+                tr(
+                    "prefix ends with <EOS>: the sentence is over, nothing comes next",
+                )
+            )
         return torch.from_numpy(self.probs[state].copy())
 
     def true_distributions(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -324,14 +355,24 @@ class JapaneseGrammar:
         and a (B, n-1) bool mask of the predicted positions (those whose target is not <PAD>)."""
         ids = torch.as_tensor(ids)
         if ids.dim() != 2 or ids.shape[1] < 2:
-            raise ValueError(f"ids must be a (B, n) batch with n >= 2, got {tuple(ids.shape)}")
+            raise ValueError(
+                tr(
+                    "ids must be a (B, n) batch with n >= 2, got {ids_shape}",
+                    ids_shape=tuple(ids.shape),
+                )
+            )
         check_token_ids(ids, self.tokenizer.vocab_size)  # a negative id would index silently
         rows = ids.tolist()
         B, n = ids.shape
         states = np.full((B, n - 1), self._done, dtype=np.int64)
         for b, row in enumerate(rows):
             if row[0] != self.tokenizer.sos_id:
-                raise ValueError(f"ids row {b} must start with <SOS>")
+                raise ValueError(
+                    tr(
+                        "ids row {b} must start with <SOS>",
+                        b=b,
+                    )
+                )
             state = 0
             for i in range(n - 1):
                 states[b, i] = state
@@ -341,8 +382,11 @@ class JapaneseGrammar:
                 after = int(self.next_state[state, row[i + 1]])
                 if after < 0:
                     raise ValueError(
-                        f"ids row {b} is not a sentence of the grammar: "
-                        f"{self.tokenizer.to_text(row, sep=' ')!r}"
+                        tr(
+                            "ids row {b} is not a sentence of the grammar: {value!r}",
+                            b=b,
+                            value=self.tokenizer.to_text(row, sep=" "),
+                        )
                     )
                 state = after
         mask = torch.from_numpy(states != self._done)
@@ -357,13 +401,26 @@ class JapaneseGrammar:
         verb, <EOS> always the end. Notebook 08 groups the model's KL by these rules."""
         ids = torch.as_tensor(ids)
         if ids.dim() != 2 or ids.shape[1] < 2:
-            raise ValueError(f"ids must be a (B, n) batch with n >= 2, got {tuple(ids.shape)}")
+            raise ValueError(
+                tr(
+                    "ids must be a (B, n) batch with n >= 2, got {ids_shape}",
+                    ids_shape=tuple(ids.shape),
+                )
+            )
         check_token_ids(ids, self.tokenizer.vocab_size)
         if bool((ids[:, 0] != self.tokenizer.sos_id).any()):
-            raise ValueError("every ids row must start with <SOS>")
+            raise ValueError(
+                tr(
+                    "every ids row must start with <SOS>",
+                )
+            )
         rules = torch.from_numpy(self.rule_of_token)[ids[:, 1:]]
         if bool((rules[ids[:, 1:] != self.tokenizer.pad_id] < 0).any()):
-            raise ValueError("ids may hold <SOS> only at the start of a row")
+            raise ValueError(
+                tr(
+                    "ids may hold <SOS> only at the start of a row",
+                )
+            )
         return rules
 
     def sentence_probability(self, tokens) -> float:
@@ -449,8 +506,12 @@ class JapaneseGrammar:
         """
         if not is_int(order) or not 0 <= order <= MAX_NGRAM_ORDER:
             raise ValueError(
-                f"order must be an int from 0 to {MAX_NGRAM_ORDER}, got {order!r} (longer "
-                "contexts multiply the pairs of state and context to track)"
+                tr(
+                    "order must be an int from 0 to {MAX_NGRAM_ORDER}, got {order!r} "
+                    "(longer contexts multiply the pairs of state and context to track)",
+                    MAX_NGRAM_ORDER=MAX_NGRAM_ORDER,
+                    order=order,
+                )
             )
         counts: dict[tuple[int, ...], np.ndarray] = {}
         for state, contexts in self._visits(order).items():

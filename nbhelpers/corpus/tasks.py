@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..support.language import tr
 from ..support.validation import check_positive_int, check_seed
 from .grammar import PLACE_KIND, SUBJECTS, VERBS, JapaneseGrammar
 
@@ -55,7 +56,13 @@ def make_task(name: str, n: int, seed: int = 0) -> list[LabelledExample]:
     """n labelled examples of task `name` ("grammaticality" or "entailment"), half of each
     label in random order, from a NumPy generator seeded with `seed`."""
     if name not in TASKS:
-        raise ValueError(f"name must be one of {TASKS}, got {name!r}")
+        raise ValueError(
+            tr(
+                "name must be one of {TASKS}, got {name!r}",
+                TASKS=TASKS,
+                name=name,
+            )
+        )
     check_positive_int("n", n)
     check_seed("seed", seed)
     grammar = JapaneseGrammar(conjunction_probability=0.0)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import torch
 
+from ..support.language import tr
 from ..support.validation import is_int
 
 PAD, SOS, EOS = "<PAD>", "<SOS>", "<EOS>"
@@ -27,7 +28,11 @@ class Tokenizer:
     def __init__(self, words: Sequence[str]):
         words = [str(w) for w in words]
         if len(set(words)) != len(words) or set(words) & set(SPECIALS):
-            raise ValueError("words must be distinct and must not contain <PAD>, <SOS>, <EOS>")
+            raise ValueError(
+                tr(
+                    "words must be distinct and must not contain <PAD>, <SOS>, <EOS>",
+                )
+            )
         self.tokens: list[str] = [*SPECIALS, *words]
         self.ids: dict[str, int] = {t: i for i, t in enumerate(self.tokens)}
         self.pad_id, self.sos_id, self.eos_id = (self.ids[t] for t in SPECIALS)
@@ -53,9 +58,20 @@ class Tokenizer:
         if isinstance(text, Sequence) and all(isinstance(t, str) for t in text):
             for t in text:
                 if t not in self.ids:
-                    raise ValueError(f"text: unknown token {t!r}; {self._known()}")
+                    raise ValueError(
+                        tr(
+                            "text: unknown token {t!r}; {value}",
+                            t=t,
+                            value=self._known(),
+                        )
+                    )
             return list(text)
-        raise TypeError(f"text must be a str or a sequence of str, got {type(text).__name__}")
+        raise TypeError(
+            tr(
+                "text must be a str or a sequence of str, got {got_type}",
+                got_type=type(text).__name__,
+            )
+        )
 
     def _segment(self, chunk: str) -> list[str]:
         if chunk in self.ids:
@@ -65,7 +81,14 @@ class Tokenizer:
             match = next((t for t in self._longest_first if chunk.startswith(t, start)), None)
             if match is None:
                 rest = re.split(r"\s", chunk[start:])[0]
-                raise ValueError(f"text: unknown token {rest!r} in {chunk!r}; {self._known()}")
+                raise ValueError(
+                    tr(
+                        "text: unknown token {rest!r} in {chunk!r}; {value}",
+                        rest=rest,
+                        chunk=chunk,
+                        value=self._known(),
+                    )
+                )
             pieces.append(match)
             start += len(match)
         return pieces
@@ -88,7 +111,13 @@ class Tokenizer:
         values = torch.as_tensor(ids).reshape(-1).tolist() if not isinstance(ids, list) else ids
         for i in values:
             if not is_int(i) or not 0 <= i < len(self):
-                raise ValueError(f"ids must be ints in [0, {len(self)}), got {i!r}")
+                raise ValueError(
+                    tr(
+                        "ids must be ints in [0, {len_self}), got {i!r}",
+                        len_self=len(self),
+                        i=i,
+                    )
+                )
         tokens = [self.tokens[i] for i in values]
         return [t for t in tokens if t not in SPECIALS] if skip_special else tokens
 
@@ -110,7 +139,13 @@ class Tokenizer:
         longest = max((len(s) for s in sequences), default=0)
         length = longest if length is None else length
         if length < longest:
-            raise ValueError(f"length={length} is shorter than the longest sequence ({longest})")
+            raise ValueError(
+                tr(
+                    "length={length} is shorter than the longest sequence ({longest})",
+                    length=length,
+                    longest=longest,
+                )
+            )
         batch = torch.full((len(sequences), length), self.pad_id, dtype=torch.long)
         for row, sequence in enumerate(sequences):
             batch[row, : len(sequence)] = torch.as_tensor(list(sequence), dtype=torch.long)

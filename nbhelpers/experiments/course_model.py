@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from ..gpt1 import GPT1, GPT1Config, check_gpt1
+from ..support.language import tr
 from .pretraining import TrainingHistory, cpu_copy
 
 COURSE_MODEL_PATH = Path(__file__).resolve().parent.parent / "data" / "course_model.pt"
@@ -43,10 +44,21 @@ def save_course_model(
     `torch.load(..., weights_only=True)` reads."""
     check_gpt1(model)
     if history is not None and not isinstance(history, TrainingHistory):
-        raise TypeError(f"history must be a TrainingHistory, got {type(history).__name__}")
+        raise TypeError(
+            tr(
+                "history must be a TrainingHistory, got {got_type}",
+                got_type=type(history).__name__,
+            )
+        )
     for name, value in details.items():
         if type(value) not in _PLAIN:
-            raise TypeError(f"{name} must be a plain int, float, str or bool, got {value!r}")
+            raise TypeError(
+                tr(
+                    "{name} must be a plain int, float, str or bool, got {value!r}",
+                    name=name,
+                    value=value,
+                )
+            )
     saved = {"config": asdict(model.config), "state_dict": cpu_copy(model), "details": details}
     if history is not None:
         saved["history"] = {
@@ -77,7 +89,12 @@ def load_course_model(
     Notebooks 09 and 10.
     """
     if dtype not in (torch.float32, torch.float64):
-        raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        raise ValueError(
+            tr(
+                "dtype must be torch.float32 or torch.float64, got {dtype!r}",
+                dtype=dtype,
+            )
+        )
     saved = _read(path)
     return _model(saved["config"], saved["state_dict"]).to(device=device, dtype=dtype)
 
@@ -90,7 +107,12 @@ def load_course_run(
     recipe. Notebook 08."""
     saved = _read(path)
     if "history" not in saved:
-        raise ValueError(f"{path} holds no training run: rerun scripts/save_course_model.py")
+        raise ValueError(
+            tr(
+                "{path} holds no training run: rerun scripts/save_course_model.py",
+                path=path,
+            )
+        )
     model = load_course_model(dtype=dtype, path=path)
     record = saved["history"]
     history = TrainingHistory(record["entropy_rate"], record["heldout_true_loss"])
@@ -117,7 +139,10 @@ def _read(path: str | Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"no course model at {path}: run `python scripts/save_course_model.py` to train "
-            "and store it"
+            tr(
+                "no course model at {path}: run `python scripts/save_course_model.py` "
+                "to train and store it",
+                path=path,
+            )
         )
     return torch.load(path, map_location="cpu", weights_only=True)

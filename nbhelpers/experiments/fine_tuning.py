@@ -32,6 +32,7 @@ from ..fine_tuning import (
     fine_tuning_loss,
 )
 from ..gpt1 import GPT1, evaluating
+from ..support.language import tr
 from ..support.validation import check_positive_int, check_seed, is_int, is_number
 from .course_model import load_course_model
 
@@ -57,15 +58,36 @@ class FineTuningSettings:
 
     def __post_init__(self):
         if self.task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+            raise ValueError(
+                tr(
+                    "task must be one of {TASKS}, got {task!r}",
+                    TASKS=TASKS,
+                    task=self.task,
+                )
+            )
         for name in ("n_labelled", "steps", "batch_size"):
             check_positive_int(name, getattr(self, name))
         if self.layers is not None and (not is_int(self.layers) or self.layers < 0):
-            raise ValueError(f"layers must be None or an int >= 0, got {self.layers!r}")
+            raise ValueError(
+                tr(
+                    "layers must be None or an int >= 0, got {layers!r}",
+                    layers=self.layers,
+                )
+            )
         if not is_number(self.lam) or self.lam < 0:
-            raise ValueError(f"lam (λ) must be a number >= 0, got {self.lam!r}")
+            raise ValueError(
+                tr(
+                    "lam (λ) must be a number >= 0, got {lam!r}",
+                    lam=self.lam,
+                )
+            )
         if not is_number(self.lr) or not self.lr > 0:
-            raise ValueError(f"lr must be a positive number, got {self.lr!r}")
+            raise ValueError(
+                tr(
+                    "lr must be a positive number, got {lr!r}",
+                    lr=self.lr,
+                )
+            )
         check_seed("seed", self.seed)
 
 
@@ -119,7 +141,10 @@ def starting_model(layers: int | None, seed: int) -> tuple[GPT1, list[int]]:
     if layers is not None:
         if layers > len(pretrained.blocks):
             raise ValueError(
-                f"layers must be at most {len(pretrained.blocks)}, the course model's blocks"
+                tr(
+                    "layers must be at most {len_pretrained_blocks}, the course model's blocks",
+                    len_pretrained_blocks=len(pretrained.blocks),
+                )
             )
         keep = ("W_e.", "W_p", *(f"blocks.{i}." for i in range(layers)))
         state = {k: v for k, v in pretrained.state_dict().items() if k.startswith(keep)}
@@ -142,7 +167,13 @@ def fine_tune(settings: FineTuningSettings | None = None, *, data=None, **overri
     tokenizer = task_tokenizer()
     pool, test = data if data is not None else split(settings.task, settings.seed)
     if settings.n_labelled > len(pool):
-        raise ValueError(f"n_labelled must be at most {len(pool)}, got {settings.n_labelled}")
+        raise ValueError(
+            tr(
+                "n_labelled must be at most {len_pool}, got {n_labelled}",
+                len_pool=len(pool),
+                n_labelled=settings.n_labelled,
+            )
+        )
     train_ids, train_labels = encode(settings.task, pool[: settings.n_labelled], tokenizer)
     test_ids, test_labels = encode(settings.task, test, tokenizer)
     model, (_, extract_id) = starting_model(settings.layers, settings.seed)
@@ -230,6 +261,9 @@ def load_curves(path: str | Path = CURVES_PATH) -> dict:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"no fine-tuning curves at {path}: run `make fine-tuning-curves` to measure them"
+            tr(
+                "no fine-tuning curves at {path}: run `make fine-tuning-curves` to measure them",
+                path=path,
+            )
         )
     return json.loads(path.read_text())

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 from ..corpus import JapaneseGrammar
 from ..gpt1 import GPT1, GPT1Config
+from ..support.language import tr
 from ..support.progress import ProgressLine
 from ..support.threads import cpu_threads as threads_for_cpu
 from ..support.validation import check_positive_int, check_seed, is_int, is_number
@@ -61,17 +62,36 @@ class TrainingSettings:
         for name in ("steps", "batch_size", "eval_every"):
             check_positive_int(name, getattr(self, name))
         if not is_int(self.warmup) or self.warmup < 0:
-            raise ValueError(f"warmup must be an int >= 0, got {self.warmup!r}")
+            raise ValueError(
+                tr(
+                    "warmup must be an int >= 0, got {warmup!r}",
+                    warmup=self.warmup,
+                )
+            )
         if not is_number(self.lr) or not self.lr > 0:
-            raise ValueError(f"lr must be a positive number, got {self.lr!r}")
+            raise ValueError(
+                tr(
+                    "lr must be a positive number, got {lr!r}",
+                    lr=self.lr,
+                )
+            )
         check_seed("seed", self.seed)
         checkpoints = self.checkpoints
         if isinstance(checkpoints, (str, bytes)) or not isinstance(checkpoints, Sequence):
-            raise TypeError(f"checkpoints must be a sequence of steps, got {checkpoints!r}")
+            raise TypeError(
+                tr(
+                    "checkpoints must be a sequence of steps, got {checkpoints!r}",
+                    checkpoints=checkpoints,
+                )
+            )
         for step in checkpoints:
             if not is_int(step) or not 0 <= step <= self.steps:
                 raise ValueError(
-                    f"checkpoints must be ints from 0 to steps={self.steps}, got {step!r}"
+                    tr(
+                        "checkpoints must be ints from 0 to steps={steps}, got {step!r}",
+                        steps=self.steps,
+                        step=step,
+                    )
                 )
         object.__setattr__(self, "checkpoints", tuple(int(step) for step in checkpoints))
 
@@ -95,7 +115,13 @@ class TrainingHistory:
     def rule_kl_at(self, step: int) -> dict[str, float]:
         """{rule: mean KL} at the evaluation after `step`."""
         if step not in self.steps:
-            raise ValueError(f"step must be one of the evaluated steps {self.steps}, got {step!r}")
+            raise ValueError(
+                tr(
+                    "step must be one of the evaluated steps {steps}, got {step!r}",
+                    steps=self.steps,
+                    step=step,
+                )
+            )
         i = self.steps.index(step)
         return {rule: values[i] for rule, values in self.kl_by_rule.items()}
 
@@ -171,8 +197,11 @@ def train(
     check_model_fits_grammar(model, grammar)
     if model.config.n_ctx < grammar.max_length - 1:
         raise ValueError(
-            f"model.config.n_ctx={model.config.n_ctx} is too short: sentences need "
-            f"{grammar.max_length - 1} positions"
+            tr(
+                "model.config.n_ctx={n_ctx} is too short: sentences need {value} positions",
+                n_ctx=model.config.n_ctx,
+                value=grammar.max_length - 1,
+            )
         )
     recipe = TrainingSettings(**settings)
     heldout = heldout if heldout is not None else make_heldout(grammar)

@@ -38,13 +38,23 @@ class ScoreScalingExplorer(FigureExplorer):
     ):
         self.tokens = [str(t) for t in tokens]
         if not self.tokens:
-            raise ValueError("tokens must name at least one token, got an empty sequence")
+            raise ValueError(
+                tr(
+                    "tokens must name at least one token, got an empty sequence",
+                )
+            )
         check_positive_int("max_d_k", max_d_k)
         sizes = [2**p for p in range(int(math.log2(max_d_k)) + 1)]
         if sizes[-1] != max_d_k:
             sizes.append(max_d_k)
         if d_k not in sizes:
-            raise ValueError(f"d_k must be one of {sizes}, got {d_k!r}")
+            raise ValueError(
+                tr(
+                    "d_k must be one of {sizes}, got {d_k!r}",
+                    sizes=sizes,
+                    d_k=d_k,
+                )
+            )
         generator = torch.Generator().manual_seed(seed)
         n = len(self.tokens)
         self._all_queries = torch.randn(n, max_d_k, generator=generator)

@@ -25,21 +25,39 @@ def parse_scores(text: str) -> list[float]:
     if pieces and pieces[-1] == "":
         pieces.pop()  # a trailing comma is harmless
     if not pieces or pieces == [""]:
-        raise ValueError("type at least one score, e.g. 2, 0.5, 1")
+        raise ValueError(
+            tr(
+                "type at least one score, e.g. 2, 0.5, 1",
+            )
+        )
     values = []
     for position, piece in enumerate(pieces, start=1):
         try:
             value = float(piece)
         except ValueError:
             raise ValueError(
-                f"score {position} ({piece!r}) is not a number; type numbers separated by "
-                "commas, e.g. 2, 0.5, 1"
+                tr(
+                    "score {position} ({piece!r}) is not a number; type numbers separated "
+                    "by commas, e.g. 2, 0.5, 1",
+                    position=position,
+                    piece=piece,
+                )
             ) from None
         if math.isnan(value) or value == math.inf:
-            raise ValueError(f"score {position} ({piece!r}) must be finite or -inf (masked)")
+            raise ValueError(
+                tr(
+                    "score {position} ({piece!r}) must be finite or -inf (masked)",
+                    position=position,
+                    piece=piece,
+                )
+            )
         values.append(value)
     if all(v == -math.inf for v in values):
-        raise ValueError("at least one score must be finite: every key is masked (-inf)")
+        raise ValueError(
+            tr(
+                "at least one score must be finite: every key is masked (-inf)",
+            )
+        )
     return values
 
 
@@ -62,7 +80,12 @@ class SoftmaxExplorer(FigureExplorer):
             text = ", ".join(f"{float(s):g}" for s in scores)
             self.values: list[float] = parse_scores(text)
         except (TypeError, ValueError) as error:
-            raise ValueError(f"scores must be a sequence of numbers: {error}") from None
+            raise ValueError(
+                tr(
+                    "scores must be a sequence of numbers: {error}",
+                    error=error,
+                )
+            ) from None
         self.scores_text = widgets.Text(
             value=text,
             description=tr("scores"),
@@ -86,7 +109,10 @@ class SoftmaxExplorer(FigureExplorer):
         scaled = torch.tensor(values, dtype=torch.float32) / self.temperature.value
         if not torch.isfinite(scaled[finite]).all():
             raise ValueError(
-                "a score divided by the temperature does not fit in float32; use smaller scores"
+                tr(
+                    "a score divided by the temperature does not fit in float32; use "
+                    "smaller scores",
+                )
             )
         return softmax(scaled)
 
