@@ -94,7 +94,7 @@ class Tokenizer:
         return pieces
 
     def _known(self) -> str:
-        return "the vocabulary is " + " ".join(self.tokens)
+        return tr("the vocabulary is {tokens}", tokens=" ".join(self.tokens))
 
     def encode(self, text, *, sos: bool = True, eos: bool = False) -> torch.Tensor:
         """Token ids (int64, 1-D) of `text`, with <SOS> first (unless already there) when `sos`,
