@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from nbhelpers import describe_environment, get_device
-from nbhelpers.support.device import DEVICE_ENV_VAR, available_devices, sdpa_kernels
+from nbhelpers.support.device import DEVICE_ENV_VAR, available_devices
 
 
 def test_default_prefers_cuda_then_mps_then_cpu(monkeypatch):
@@ -44,10 +44,6 @@ def test_banner_reports_version_device_and_kernels(monkeypatch):
     assert "device: cpu" in banner
     for kernel in ("flash", "memory-efficient", "math"):
         assert kernel in banner
-
-
-def test_math_kernel_is_always_offered():
-    assert sdpa_kernels("cpu")["math"] is True
 
 
 def test_banner_leaves_the_global_random_state_alone(monkeypatch):

@@ -15,7 +15,9 @@ from nbhelpers import (
 from nbhelpers.exercises.references import reference_layer
 from nbhelpers.support.validation import check_token_ids
 
-PAPER_PARAMETERS = 116_534_784  # 12 x 768, 12 heads, 512 positions, 40,478 BPE tokens
+# GPT-1's "117M": 12 x 768, 12 heads, 512 positions, 40,478 BPE tokens, counted in the tensors
+# of a model built with those sizes (below) and by the formula of GPT1Config.parameter_count
+PAPER_PARAMETERS = 116_534_784
 
 
 def tiny_config(**overrides) -> GPT1Config:
@@ -170,7 +172,6 @@ def test_paper_configuration_has_116_5_million_parameters():
     assert (config.n_ctx, config.vocab_size, config.ff_width) == (512, 40478, 3072)
     assert config.parameter_count() == PAPER_PARAMETERS
     # The published "117M" is this count rounded to the nearest million.
-    assert round(PAPER_PARAMETERS / 1e6) == 117
     with torch.device("meta"):  # shapes only: 470 MB of weights are not needed to count them
         model = GPT1(config)
     assert sum(p.numel() for p in model.parameters()) == PAPER_PARAMETERS

@@ -4,6 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from explorer_checks import assert_shows_a_figure
 from nbhelpers.figures.attention_step import AttentionStepCanvas, attention_step_figure, nice_limit
 from nbhelpers.figures.canvas import figure_to_png
 from nbhelpers.widgets.attention_explorer import AttentionExplorer, attention_step
@@ -18,8 +19,7 @@ def explorer():
 
 def test_draws_png_into_an_image_widget(explorer):
     assert isinstance(explorer.image, widgets.Image)
-    assert bytes(explorer.image.value) == explorer.png()
-    assert explorer.png().startswith(b"\x89PNG")
+    assert_shows_a_figure(explorer)
     assert explorer.query.value == 4  # the last token, 歩く, by default
     assert "歩く" in explorer.readout.value
 

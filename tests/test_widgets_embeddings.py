@@ -4,6 +4,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+from explorer_checks import assert_shows_a_figure
 from nbhelpers import EmbeddingCanvas, EmbeddingExplorer, embedding_figure, one_hot
 
 VOCAB = ["犬", "猫", "が", "河岸", "を", "歩く"]
@@ -16,8 +17,7 @@ def make_explorer(**kwargs):
 
 def test_explorer_draws_png_and_shows_the_sentence():
     explorer = make_explorer()
-    assert bytes(explorer.image.value) == explorer.png()
-    assert explorer.png().startswith(b"\x89PNG")
+    assert_shows_a_figure(explorer)
     assert explorer.tokens() == SENTENCE
     assert explorer.ids().tolist() == [0, 2, 3, 4, 5]
     assert "rows 1, 3, 4, 5, 6 of W_e" in explorer.readout.value
