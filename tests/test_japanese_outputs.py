@@ -8,9 +8,10 @@ import nbformat
 from english_in_japanese import JAPANESE, english_lines
 
 # Output lines with an English word outside the allowlist, over every Japanese notebook and
-# solution, as executed on 2026-12-02 (611 before the language layer took the check lines
-# and the errors).
-MOST = 611
+# solution, as executed on 2026-12-02: 470 at ba28875 (21 notebooks), 518 once notebook 11
+# joined, 475 after check lines and errors moved to the language layer. What is left is
+# mostly what the notebooks' own code prints.
+MOST = 475
 
 
 def test_the_english_in_the_japanese_outputs_does_not_grow():

@@ -11,6 +11,7 @@ from ..fine_tuning import DELIM, EXTRACT, GPT1Classifier, fine_tuning_loss
 from ..support.language import tr
 from .core import Case, CheckResult, check_function, leaves_state_alone, randn, run_cases, seeded
 from .gpt_cases import as_loss, parameters_of, small_model, with_stale_gradients
+from .references import PlainSGD
 
 
 @leaves_state_alone
@@ -121,7 +122,7 @@ def _classifier(seed: int) -> GPT1Classifier:
 
 def _reference_step(classifier, ids, labels, lam, lr, *, zero=True, step=True, lam_used=None):
     classifier = with_stale_gradients(classifier).train()
-    optimizer = torch.optim.SGD(classifier.parameters(), lr=lr)
+    optimizer = PlainSGD(classifier.parameters(), lr=lr)
     if zero:
         optimizer.zero_grad()
     loss = fine_tuning_loss(classifier, ids, labels, lam=lam if lam_used is None else lam_used,
@@ -138,7 +139,8 @@ def check_fine_tuning_step(fn) -> CheckResult:
     the loss -L2/B - λ·L1/N (the classifier's mean cross-entropy plus λ times the language
     model's), clearing old gradients first, and return the loss. The reference is the step
     written with nbhelpers' fine_tuning_loss (checked against F.cross_entropy in the tests)
-    and torch.optim.SGD on a copy with the same stale gradients."""
+    and plain SGD (PlainSGD, checked against torch.optim.SGD in the tests) on a copy with
+    the same stale gradients."""
     check_function("fn", fn)
     lr = 0.5
     ids = torch.tensor([[1, 3, 5, 6, 7, 4, 8], [1, 4, 5, 3, 8, 0, 0], [1, 3, 5, 7, 4, 6, 8]])
@@ -149,7 +151,7 @@ def check_fine_tuning_step(fn) -> CheckResult:
 
         def run(answer, lam=lam, classifier=classifier):
             mine = with_stale_gradients(classifier).train()
-            optimizer = torch.optim.SGD(mine.parameters(), lr=lr)
+            optimizer = PlainSGD(mine.parameters(), lr=lr)
             loss = answer(mine, optimizer, ids.clone(), labels.clone(), lam, 0)
             got = (as_loss(loss), parameters_of(mine))
 

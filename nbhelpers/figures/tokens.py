@@ -96,12 +96,21 @@ def token_rows_figure(
     return figure
 
 
-def bpe_figure(bpe, sentences: Sequence[str], n_merges: int, corpus: Sequence[str]) -> Figure:
-    """Left: the sentences' tokens after the first n_merges merges of `bpe`. Right: the mean
-    number of tokens per corpus sentence against the number of merges, with this one marked."""
-    steps = np.unique(np.linspace(0, len(bpe.merges), 25).round().astype(int))
+def bpe_curve(bpe, corpus: Sequence[str], points: int = 25) -> tuple[np.ndarray, list[float]]:
+    """(merge counts, mean tokens per sentence) over the first 200 texts of `corpus`: the
+    right-hand curve of bpe_figure, computed once per BPE by an explorer."""
+    steps = np.unique(np.linspace(0, len(bpe.merges), points).round().astype(int))
     sample = list(corpus)[:200]
-    mean_tokens = [np.mean([len(bpe.encode(t, int(k))) for t in sample]) for k in steps]
+    return steps, [float(np.mean([len(bpe.encode(t, int(k))) for t in sample])) for k in steps]
+
+
+def bpe_figure(
+    bpe, sentences: Sequence[str], n_merges: int, corpus: Sequence[str], *, curve=None
+) -> Figure:
+    """Left: the sentences' tokens after the first n_merges merges of `bpe`. Right: the mean
+    number of tokens per corpus sentence against the number of merges, with this one marked
+    (`curve`: bpe_curve's result, when the caller has it already)."""
+    steps, mean_tokens = curve if curve is not None else bpe_curve(bpe, corpus)
     rows = [bpe.encode(s, n_merges) for s in sentences]
     widths = [sum(_width(token_text(t)) for t in row) for row in rows]
     figure = Canvas(figsize=(11.5, 0.5 * len(rows) + 2.0)).figure

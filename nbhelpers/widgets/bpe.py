@@ -11,7 +11,7 @@ import ipywidgets as widgets
 from ..corpus import JapaneseGrammar
 from ..corpus.bpe import UNITS, learn_bpe
 from ..figures.canvas import figure_to_png
-from ..figures.tokens import bpe_figure, token_text
+from ..figures.tokens import bpe_curve, bpe_figure, token_text
 from ..support.language import tr
 from ..support.validation import check_positive_int
 from .base import FigureExplorer
@@ -42,6 +42,7 @@ class BPEExplorer(FigureExplorer):
             raise TypeError("corpus must be a list of str (texts written without spaces)")
         self.corpus = list(corpus)
         self.bpes = {unit: learn_bpe(self.corpus, n_merges, unit) for unit in UNITS}
+        self.curves = {unit: bpe_curve(bpe, self.corpus) for unit, bpe in self.bpes.items()}
         self.sentences = [str(s) for s in sentences]
         for s in self.sentences:
             self.bpes["char"].encode(s, 0)  # a clear error for characters the corpus lacks
@@ -69,7 +70,9 @@ class BPEExplorer(FigureExplorer):
 
     def redraw(self) -> None:
         k = self.merges.value
-        self.drawn = bpe_figure(self.bpe, self.sentences, k, self.corpus)  # the Figure shown
+        self.drawn = bpe_figure(
+            self.bpe, self.sentences, k, self.corpus, curve=self.curves[self.unit.value]
+        )  # the Figure shown
         self.image.value = figure_to_png(self.drawn)
         latest = self.bpe.merges[max(0, k - 5) : k]
         lines = [
