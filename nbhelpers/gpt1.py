@@ -135,10 +135,11 @@ class GPT1Block(nn.Module):
         cache=None,
         start: int = 0,
         validate: bool = True,
+        causal: bool | None = None,
     ) -> torch.Tensor:
-        """h_l = block(h_{l-1}); `cache`, `start` and `validate` go to the attention (see
-        MultiHeadAttention.forward): a KV cache passes through here, not around it."""
-        attended = self.attn(h, mask, cache=cache, start=start, validate=validate)
+        """h_l = block(h_{l-1}); `cache`, `start`, `validate` and `causal` go to the attention
+        (see MultiHeadAttention.forward): a KV cache passes through here, not around it."""
+        attended = self.attn(h, mask, cache=cache, start=start, validate=validate, causal=causal)
         h = self.ln_1(h + self.dropout(attended))
         return self.ln_2(h + self.dropout(self.ffn(h)))
 
@@ -218,21 +219,29 @@ class GPT1(nn.Module):
         *,
         cache=None,
         validate: bool = True,
+        causal: bool | None = None,
+        every_layer: bool = False,
     ) -> torch.Tensor:
         """h_L: the last block's output, (..., n, d_model). With a KVCache, ids are the
-        tokens after the cache's `length` positions, and the cache is extended by them."""
+        tokens after the cache's `length` positions, and the cache is extended by them.
+
+        `every_layer=True` returns [h_0, h_1, ..., h_L] stacked, (L + 1, ..., n, d_model);
+        `causal=False` leaves the causal mask out of every block for this call only (notebook
+        07's explorer shows what the mask prevents), without changing the model."""
         start = 0 if cache is None else cache.length
         if validate:
             self.check_inputs(ids, mask, start)
         if cache is not None:
             cache.check_room(ids.shape[-1])  # plain ints: no wait for the device per token
         h = self.embed(ids, start, validate=False)
+        states = [h]
         for layer, block in enumerate(self.blocks):
             layer_cache = None if cache is None else cache.layers[layer]
-            h = block(h, mask, cache=layer_cache, start=start, validate=False)
+            h = block(h, mask, cache=layer_cache, start=start, validate=False, causal=causal)
+            states.append(h)
         if cache is not None:
             cache.length = start + ids.shape[-1]
-        return h
+        return torch.stack(states) if every_layer else h
 
     def forward(
         self,

@@ -128,9 +128,12 @@ class MultiHeadAttention(nn.Module):
         cache=None,
         start: int = 0,
         validate: bool = True,
+        causal: bool | None = None,
     ):
         """x (..., n, d_model) -> (..., n, d_model); with return_weights also the per-head
-        weights (..., h, n, m).
+        weights (..., h, n, m). `causal` overrides the module's own setting for this call
+        (None keeps it): an explorer shows what the mask prevents without touching the
+        model.
 
         With a `cache` (one layer of a KVCache), x holds the tokens at positions
         start .. start+n-1: their keys and values are stored, and the queries attend to all
@@ -147,7 +150,7 @@ class MultiHeadAttention(nn.Module):
         if cache is not None:
             k, v = cache.store(start, k, v)  # every position so far: (..., h, m, d_head)
         n, m = q.shape[-2], k.shape[-2]
-        causal = self.causal and n > 1  # a single new query may see every key so far
+        causal = (self.causal if causal is None else causal) and n > 1  # one new query sees all
         if causal and (mask is not None or return_weights or n != m):
             # The kernel's is_causal aligns the queries top-left; cached queries are the *last*
             # n of m positions, and a mask of our own must be combined with M: build M.

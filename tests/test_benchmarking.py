@@ -85,3 +85,15 @@ def test_cpu_threads_restores_the_thread_count():
         with cpu_threads(1):
             raise RuntimeError("inside")
     assert torch.get_num_threads() == before
+
+
+def test_importing_the_package_changes_nothing_in_the_process():
+    import subprocess
+    import sys
+
+    code = (
+        "import nbhelpers.support.benchmarking as b, sys; "
+        "print(b._glibc.cache_info().currsize, 'matplotlib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "False"]  # libc not loaded, no plotting imported

@@ -214,3 +214,14 @@ def test_the_explorer_computes_what_nn_multihead_attention_does(causal):
             )
         assert torch.allclose(output, theirs, atol=1e-6), n_heads
         assert concat.shape == (5, 8)
+
+
+def test_tokens_are_escaped_in_the_readout():
+    from nbhelpers import MultiHeadExplorer
+
+    tokens = ["<b>", "x", "&"]
+    explorer = MultiHeadExplorer(
+        tokens, torch.randn(3, 8, generator=torch.Generator().manual_seed(0))
+    )
+    assert "&lt;b&gt;" in explorer.readout.value or "&amp;" in explorer.readout.value
+    assert "<b><b></b>" not in explorer.readout.value

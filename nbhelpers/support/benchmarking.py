@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import statistics
 import time
 from collections.abc import Callable, Mapping
@@ -108,7 +109,9 @@ def time_interleaved(
     return {name: Timing(tuple(values)) for name, values in runs.items()}
 
 
+@functools.cache
 def _glibc():
+    # Loaded on the first measurement, not at import: importing nbhelpers changes nothing.
     with contextlib.suppress(OSError, TypeError):
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim"):
@@ -116,26 +119,23 @@ def _glibc():
     return None
 
 
-_LIBC = _glibc()
-
-
 def _tune_glibc_malloc() -> None:
     # Fixed thresholds stop glibc from raising them after each big free (its default), so a
     # freed tensor leaves the resident set at once instead of padding the next baseline.
     global _malloc_tuned
-    if _malloc_tuned or _LIBC is None:
+    if _malloc_tuned or _glibc() is None:
         return
     _malloc_tuned = True
     m_trim_threshold, m_mmap_threshold = -1, -3
-    _LIBC.mallopt(m_mmap_threshold, 128 * 1024)
-    _LIBC.mallopt(m_trim_threshold, 128 * 1024)
+    _glibc().mallopt(m_mmap_threshold, 128 * 1024)
+    _glibc().mallopt(m_trim_threshold, 128 * 1024)
 
 
 def _release_free_memory() -> None:
     # Free blocks still resident in the heap would be reused by the call without raising the
     # resident size: hand them back to the system first so that reuse is counted too.
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
+    if _glibc() is not None:
+        _glibc().malloc_trim(0)
 
 
 def _resident_bytes(field: str) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 import ipywidgets as widgets
@@ -136,8 +137,8 @@ class MultiHeadExplorer(FigureExplorer):
             "<b>{query}</b> puts {weight:.2f} on <b>{key}</b>. Parameters: {parameters} for every "
             "n_h.",
             head=selected, h=h, first=selected * self.d_model // h,
-            last=(selected + 1) * self.d_model // h - 1, query=self.tokens[-1],
-            weight=float(last[top]), key=self.tokens[top], parameters=parameters,
+            last=(selected + 1) * self.d_model // h - 1, query=html.escape(self.tokens[-1]),
+            weight=float(last[top]), key=html.escape(self.tokens[top]), parameters=parameters,
         )  # fmt: skip
 
     def __repr__(self) -> str:

@@ -69,3 +69,31 @@ def test_bad_input_is_named(args, kwargs, error, message):
     args = tuple(make_model() if a == "model" else a for a in args)
     with pytest.raises(error, match=message):
         CausalityExplorer(*args, **kwargs)
+
+
+def test_the_explorer_leaves_the_callers_model_as_it_was():
+    from nbhelpers import GPT1, CausalityExplorer, GPT1Config
+
+    torch.manual_seed(0)
+    vocab = ["a", "b", "c", "d"]
+    model = GPT1(GPT1Config(vocab_size=4, n_ctx=6, d_model=8, n_layers=2, n_heads=2)).train()
+    explorer = CausalityExplorer(model, vocab, ["a", "b", "c", "d"], position=2)
+    explorer.causal.value = False
+    assert all(block.attn.causal for block in model.blocks)  # never flipped
+    assert model.training  # its mode is the caller's
+    moved = explorer.movement()
+    assert moved[1:, 0].max() > 0  # without the mask the change leaks backwards
+    explorer.causal.value = True
+    assert explorer.movement()[:, 0].max() == 0
+
+
+def test_hidden_states_of_every_layer_end_with_h_L():
+    from nbhelpers import GPT1, GPT1Config
+
+    torch.manual_seed(0)
+    model = GPT1(GPT1Config(vocab_size=5, n_ctx=6, d_model=8, n_layers=3, n_heads=2)).eval()
+    ids = torch.tensor([[1, 2, 3, 4]])
+    states = model.hidden_states(ids, every_layer=True)
+    assert states.shape == (4, 1, 4, 8)
+    torch.testing.assert_close(states[-1], model.hidden_states(ids))
+    torch.testing.assert_close(states[0], model.embed(ids))

@@ -2,41 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import ipywidgets as widgets
 import torch
 
 from ..figures.heatmap import HeatmapCanvas
-from ..gpt1 import GPT1, check_gpt1
+from ..gpt1 import GPT1, check_gpt1, evaluating
 from ..support.language import tr
 from ..support.validation import is_int
 from .base import FigureExplorer
 
 
-@contextmanager
-def _without_causal_mask(model: GPT1, enabled: bool) -> Iterator[None]:
-    """Switch every block's causal mask off for a moment (to show what the mask prevents)."""
-    saved = [block.attn.causal for block in model.blocks]
-    try:
-        if enabled:
-            for block in model.blocks:
-                block.attn.causal = False
-        yield
-    finally:
-        for block, causal in zip(model.blocks, saved, strict=True):
-            block.attn.causal = causal
-
-
-def layer_states(model: GPT1, ids: torch.Tensor) -> torch.Tensor:
-    """[h_0, h_1, ..., h_L] for one sentence `ids` (n,), stacked: (n_layers + 1, n, d)."""
-    h = model.embed(ids[None])  # as a batch of one, the way the model is usually run
-    states = [h]
-    for block in model.blocks:
-        h = block(h)
-        states.append(h)
-    return torch.stack(states)[:, 0]
+def layer_states(model: GPT1, ids: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
+    """[h_0, h_1, ..., h_L] for one sentence `ids` (n,), stacked: (n_layers + 1, n, d);
+    causal=False leaves the mask out for this call (the model itself is not changed)."""
+    return model.hidden_states(ids[None], causal=None if causal else False, every_layer=True)[
+        :, 0
+    ]  # as a batch of one, the way the model is usually run
 
 
 class CausalityExplorer(FigureExplorer):
@@ -57,7 +40,7 @@ class CausalityExplorer(FigureExplorer):
         replacement: str | None = None,
     ):
         check_gpt1(model)
-        self.model = model.eval()
+        self.model = model  # used in eval mode, and left in the mode it is in
         self.vocab = [str(token) for token in vocab]
         if len(self.vocab) != model.config.vocab_size:
             raise ValueError(
@@ -117,9 +100,9 @@ class CausalityExplorer(FigureExplorer):
 
     def movement(self) -> torch.Tensor:
         """(n_layers + 1, n): the largest |change| of each position's vector in each h_l."""
-        with torch.no_grad(), _without_causal_mask(self.model, not self.causal.value):
-            before = layer_states(self.model, self.ids)
-            after = layer_states(self.model, self.perturbed_ids())
+        with evaluating(self.model):
+            before = layer_states(self.model, self.ids, causal=self.causal.value)
+            after = layer_states(self.model, self.perturbed_ids(), causal=self.causal.value)
         return (after - before).abs().amax(dim=-1).cpu()
 
     def redraw(self) -> None:
