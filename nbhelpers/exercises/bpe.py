@@ -104,10 +104,7 @@ def check_merge_step(fn) -> CheckResult:
 
 
 def _reversed(text, merges):
-    symbols = tuple(text)
-    for pair in reversed(merges):
-        symbols = merge(symbols, pair)
-    return list(symbols)
+    return list(_apply(text, merges[::-1]))
 
 
 def _longest_match(text, merges):

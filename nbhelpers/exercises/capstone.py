@@ -24,7 +24,7 @@ from torch import nn
 from ..gpt1 import GPT1, GPT1Block, GPT1Config
 from ..multihead import MultiHeadAttention
 from ..support.language import tr
-from ..support.validation import check_positive_int, check_seed, is_number
+from ..support.validation import check_positive_int, check_positive_number, check_seed
 from .core import FAILED, NOT_ATTEMPTED, PASSED, leaves_state_alone
 from .multi_head import check_causal_multi_head
 from .training import check_accumulated_step
@@ -269,9 +269,8 @@ def train_your_gpt1(
         raise TypeError(f"parts must come from use_parts(...), got {type(parts).__name__}")
     check_positive_int("steps", steps)
     check_seed("seed", seed)
-    for name, value in (("seconds", seconds), ("goal", goal)):
-        if not is_number(value) or not value > 0:
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    check_positive_number("seconds", seconds)
+    check_positive_number("goal", goal)
     exercise = "capstone"
     if not parts.yours:
         return CapstoneResult(

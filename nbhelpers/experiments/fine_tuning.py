@@ -24,6 +24,7 @@ import torch
 
 from ..corpus import JapaneseGrammar
 from ..corpus.tasks import TASKS, LabelledExample, make_task
+from ..corpus.tokenizer import SPECIALS, Tokenizer
 from ..fine_tuning import (
     TASK_TOKENS,
     GPT1Classifier,
@@ -33,7 +34,13 @@ from ..fine_tuning import (
 )
 from ..gpt1 import GPT1, evaluating
 from ..support.language import tr
-from ..support.validation import check_positive_int, check_seed, is_int, is_number
+from ..support.validation import (
+    check_positive_int,
+    check_positive_number,
+    check_seed,
+    is_int,
+    is_number,
+)
 from .course_model import load_course_model
 
 CURVES_PATH = Path(__file__).resolve().parent.parent / "data" / "fine_tuning_curves.json"
@@ -81,13 +88,7 @@ class FineTuningSettings:
                     lam=self.lam,
                 )
             )
-        if not is_number(self.lr) or not self.lr > 0:
-            raise ValueError(
-                tr(
-                    "lr must be a positive number, got {lr!r}",
-                    lr=self.lr,
-                )
-            )
+        check_positive_number("lr", self.lr)
         check_seed("seed", self.seed)
 
 
@@ -102,8 +103,6 @@ def task_tokenizer(grammar: JapaneseGrammar | None = None):
     """The grammar's tokenizer with <DELIM> and <EXTRACT> appended: ids that match the rows
     `GPT1.add_tokens(2)` appends to the course model's W_e."""
     grammar = grammar or JapaneseGrammar()
-    from ..corpus.tokenizer import SPECIALS, Tokenizer
-
     words = [t for t in grammar.tokenizer.tokens if t not in SPECIALS]
     return Tokenizer([*words, *TASK_TOKENS])
 

@@ -36,7 +36,12 @@ from torch import nn
 from ..multihead import MultiHeadAttention, check_divisible
 from ..support.threads import check_cpu_threads
 from ..support.threads import cpu_threads as threads_for_cpu
-from ..support.validation import check_positive_int, check_seed, is_int, is_number
+from ..support.validation import (
+    check_positive_int,
+    check_positive_number,
+    check_seed,
+    is_int,
+)
 
 # The held-out sequences come from their own stream, the same for every model and seed, so
 # that h = 1 and h = 2 are scored on the same sentences.
@@ -207,8 +212,7 @@ class HeadsTask:
     def __post_init__(self):
         for name in ("steps", "eval_size", "every"):
             check_positive_int(name, getattr(self, name))
-        if not is_number(self.lr) or not self.lr > 0:
-            raise ValueError(f"lr must be a positive number, got {self.lr!r}")
+        check_positive_number("lr", self.lr)
 
 
 @dataclass

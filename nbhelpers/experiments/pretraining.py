@@ -22,7 +22,12 @@ from ..gpt1 import GPT1, GPT1Config
 from ..support.language import tr
 from ..support.progress import ProgressLine
 from ..support.threads import cpu_threads as threads_for_cpu
-from ..support.validation import check_positive_int, check_seed, is_int, is_number
+from ..support.validation import (
+    check_positive_int,
+    check_positive_number,
+    check_seed,
+    is_int,
+)
 from .heldout import HeldOut, check_model_fits_grammar, make_heldout, measure
 
 
@@ -68,13 +73,7 @@ class TrainingSettings:
                     warmup=self.warmup,
                 )
             )
-        if not is_number(self.lr) or not self.lr > 0:
-            raise ValueError(
-                tr(
-                    "lr must be a positive number, got {lr!r}",
-                    lr=self.lr,
-                )
-            )
+        check_positive_number("lr", self.lr)
         check_seed("seed", self.seed)
         checkpoints = self.checkpoints
         if isinstance(checkpoints, (str, bytes)) or not isinstance(checkpoints, Sequence):

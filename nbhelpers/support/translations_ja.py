@@ -747,7 +747,7 @@ JA: dict[str, str] = {
     "task must be one of {TASKS}, got {task!r}": "task は {TASKS} のいずれかでなければなりません。{task!r} が渡されました",
     "layers must be None or an int >= 0, got {layers!r}": "layers は None か >= 0 の int でなければなりません。{layers!r} が渡されました",
     "lam (λ) must be a number >= 0, got {lam!r}": "lam（λ）は >= 0 の数でなければなりません。{lam!r} が渡されました",
-    "lr must be a positive number, got {lr!r}": "lr は正の数でなければなりません。{lr!r} が渡されました",
+    "{name} must be a positive number, got {value!r}": "{name} は正の数でなければなりません。{value!r} が渡されました",
     "layers must be at most {len_pretrained_blocks}, the course model's blocks": "layers はコースのモデルのブロック数 {len_pretrained_blocks} 以下でなければなりません",
     "model.config.n_ctx={n_ctx} is too short: sentences need {value} positions": "model.config.n_ctx={n_ctx} は短すぎます。文には {value} 個の位置が必要です",
     "warmup must be an int >= 0, got {warmup!r}": "warmup は >= 0 の int でなければなりません。{warmup!r} が渡されました",

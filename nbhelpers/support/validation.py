@@ -43,6 +43,15 @@ def check_seed(name: str, value) -> None:
         )
 
 
+def check_positive_number(name: str, value) -> None:
+    """A number > 0 (an int or a float; inf allowed, as for a time limit), such as a learning
+    rate."""
+    if not is_number(value) or not value > 0:
+        raise ValueError(
+            tr("{name} must be a positive number, got {value!r}", name=name, value=value)
+        )
+
+
 def check_probability(name: str, value) -> None:
     """A rate in [0, 1), such as a dropout probability."""
     if not is_number(value) or not 0.0 <= value < 1.0:
