@@ -5,6 +5,7 @@ depend on nbclient."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Mapping
@@ -20,6 +21,14 @@ import resource as _resource, sys as _sys
 _peak = _resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss
 print(_peak if _sys.platform == "darwin" else _peak * 1024)
 """
+BENCHMARKS = Path(__file__).resolve().parent
+# Run at the kernel's start, before the first cell (so execution counts do not move), and
+# after the last: the figure texts each cell drew (figure_texts.py).
+RECORDER_START = (
+    f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); "
+    "import figure_texts; figure_texts.install()"
+)
+RECORDER_CELL = "print(figure_texts.dump())"
 
 
 def run_notebook(
@@ -30,14 +39,17 @@ def run_notebook(
     kernel_name: str = "python3",
     measure_memory: bool = False,
     coalesce_streams: bool = False,
+    record_figure_texts: bool = False,
 ):
     """Execute a notebook in a fresh kernel, in memory (the file is not touched).
 
     Returns (executed notebook, wall-clock seconds including the kernel's start-up, peak
     resident bytes of the kernel process or None). `env` adds to or overrides the kernel's
     environment. `coalesce_streams` merges each cell's stdout (and applies carriage returns),
-    as `make notebooks` stores it. A cell that raises stops the run with nbclient's
-    CellExecutionError, which names the cell.
+    as `make notebooks` stores it. `record_figure_texts` stores in the notebook's metadata
+    (nbhelpers.figure_texts: {cell id: [texts]}) the texts of every figure each cell drew.
+    A cell that raises stops the run with nbclient's CellExecutionError, which names the
+    cell.
     """
     path = Path(path)
     if not path.is_file():
@@ -46,16 +58,29 @@ def run_notebook(
     probe = nbformat.v4.new_code_cell(PEAK_RSS_CELL) if measure_memory else None
     if probe is not None:
         notebook.cells.append(probe)
+    recorder = nbformat.v4.new_code_cell(RECORDER_CELL) if record_figure_texts else None
+    if recorder is not None:
+        notebook.cells.append(recorder)
     client = NotebookClient(
         notebook,
         timeout=timeout,
         kernel_name=kernel_name,
         coalesce_streams=coalesce_streams,
         resources={"metadata": {"path": str(path.parent.resolve())}},
+        extra_arguments=[f"--IPKernelApp.exec_lines={[RECORDER_START]!r}"]
+        if record_figure_texts
+        else [],
     )
     start = time.perf_counter()
     client.execute(env={**os.environ, **(env or {})})
     seconds = time.perf_counter() - start
+    if recorder is not None:
+        notebook.cells.remove(recorder)
+        by_run = json.loads("".join(o.get("text", "") for o in recorder.outputs))
+        # nbclient runs the code cells that are not empty, in order
+        ran = [c.id for c in notebook.cells if c.cell_type == "code" and c.source.strip()]
+        texts = {ran[int(index)]: found for index, found in by_run.items()}
+        notebook.metadata.setdefault("nbhelpers", {})["figure_texts"] = texts
     peak = None
     if probe is not None:
         notebook.cells.remove(probe)

@@ -3,6 +3,8 @@
 Like `jupyter nbconvert --execute --inplace`, plus stream coalescing (which nbconvert's
 command line cannot switch on): a cell's stdout is stored as one text, with carriage
 returns applied, so a progress line is saved as it ended ("training: step 800 of 800").
+A Japanese edition (a path with a `ja` folder) also keeps, in its metadata, the texts of
+every figure each cell drew, for tests/test_japanese_outputs.py.
 
     python scripts/execute_notebooks.py notebooks/*.ipynb solutions/*.ipynb
 """
@@ -25,7 +27,10 @@ def main(paths: list[str]) -> int:
         return 2
     for name in paths:
         path = Path(name)
-        notebook, seconds, _ = run_notebook(path, coalesce_streams=True)
+        japanese = "ja" in path.parts
+        notebook, seconds, _ = run_notebook(
+            path, coalesce_streams=True, record_figure_texts=japanese
+        )
         nbformat.write(notebook, path)
         print(f"executed {path} in {seconds:.1f} s")
     return 0

@@ -1,12 +1,14 @@
 """Where a Japanese learner still meets English: the English words in the stored outputs of
-the Japanese notebooks (and solutions), outside an allowlist of names that stay as they are
-in every language (code identifiers, units, proper names).
+the Japanese notebooks (and solutions), and in the texts of every figure drawn while they
+ran (`make notebooks` keeps those in each notebook's metadata), outside an allowlist of
+names that stay as they are in every language (code identifiers, units, proper names).
 
     python tests/english_in_japanese.py          # counts per notebook, then every line
 """
 
 from __future__ import annotations
 
+import keyword
 import re
 import sys
 from pathlib import Path
@@ -22,11 +24,20 @@ ALLOWED = {
     *"pytorch torch numpy jupyterlab gpt bpe utf cpu cuda gpu mps sdpa flash math einsum".split(),
     *"softmax float int bool dtype nan inf kib mib gib ms nats kl api png ok ids".split(),
     *"attention scaled_dot_product_attention nbhelpers tensor true false none yes".split(),
+    *(word.lower() for word in keyword.kwlist),  # Python's own: `raise NotImplementedError`
 }
 # The error figure of a check line keeps its English marker in every language (nbval.cfg
 # sanitizes what follows it), and the first cell echoes the language it sets.
-IGNORED = (re.compile(r"\|error\|"), re.compile(r"^env: NBHELPERS_LANG=\w+$"))
-WORD = re.compile(r"(?<![\w.<])[A-Za-z][a-z]{2,}(?![\w(>])")
+# A line that starts "torch: " quotes torch's own message, which is English everywhere.
+IGNORED = (
+    re.compile(r"\|error\|"),
+    re.compile(r"^env: NBHELPERS_LANG=\w+$"),
+    re.compile(r"^torch: .*"),
+)
+# A word, not an identifier: not inside a name or a dotted path, not called, not a keyword
+# argument (`Linear(in_features=8, bias=True)` is code in any language).
+WORD = re.compile(r"(?<![\w.<])[A-Za-z][a-z]{2,}(?![\w(>=])")
+MATH = re.compile(r"\$[^$]*\$")  # mathtext in a figure: symbols, not words
 
 
 def output_texts(cell) -> list[str]:
@@ -43,12 +54,25 @@ def output_texts(cell) -> list[str]:
     return ["".join(t) if isinstance(t, list) else t for t in texts]
 
 
+def figure_texts(notebook) -> dict[str, list[str]]:
+    """{cell id: the texts of the figures it drew}, as `make notebooks` recorded them."""
+    return notebook.metadata.get("nbhelpers", {}).get("figure_texts", {})
+
+
 def english_lines(path: Path) -> list[tuple[str, str, list[str]]]:
-    """(cell id, line, its English words) for every output line with an English word."""
+    """(cell id, line, its English words) for every output line with an English word; a
+    figure's text is marked "figure: ..."."""
     found = []
-    for cell in nbformat.read(path, as_version=4).cells:
+    notebook = nbformat.read(path, as_version=4)
+    drawn = figure_texts(notebook)
+    for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
+        for text in drawn.get(cell.get("id"), []):
+            for line in MATH.sub(" ", text).splitlines():
+                words = [w for w in WORD.findall(line) if w.lower() not in ALLOWED]
+                if words:
+                    found.append((cell.get("id", "?"), f"figure: {line.strip()}", words))
         for text in output_texts(cell):
             for line in text.splitlines():
                 if line.startswith("<") and line.endswith(">"):  # an object's repr

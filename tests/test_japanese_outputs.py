@@ -27,10 +27,14 @@ def test_the_scanner_finds_english_and_passes_japanese_and_code(tmp_path):
         nbformat.v4.new_output("stream", name="stdout", text="一致 softmax 対 F.softmax\n"),
         nbformat.v4.new_output("stream", name="stdout", text="step 100: 37 of 200 grammatical\n"),
         nbformat.v4.new_output("execute_result", data={"text/plain": "tensor([0.1, 0.9])"}),
+        nbformat.v4.new_output("stream", name="stdout", text="Linear(in_features=8, bias=True)\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="torch: view size is not valid\n"),
     ]
     notebook.cells = [cell]
+    # what the figures this cell drew said, as `make notebooks` records it
+    notebook.metadata["nbhelpers"] = {"figure_texts": {cell.id: ["クエリ $q_i$", "head 0"]}}
     path = tmp_path / "x.ipynb"
     nbformat.write(notebook, path)
     found = english_lines(path)
-    assert [line for _, line, _ in found] == ["step 100: 37 of 200 grammatical"]
-    assert found[0][2] == ["step", "grammatical"]
+    assert [line for _, line, _ in found] == ["figure: head 0", "step 100: 37 of 200 grammatical"]
+    assert [words for _, _, words in found] == [["head"], ["step", "grammatical"]]

@@ -1,6 +1,7 @@
-"""The course's own words in Japanese: every text passed to `tr` has a translation in
-translations_ja.JA, the table holds nothing the code no longer says, and each translation
-keeps the English text's {placeholders}."""
+"""The course's own words in Japanese: every text passed to `tr` (in nbhelpers or in a
+notebook's code) has a translation in the catalogues (nbhelpers/locale/ja/LC_MESSAGES/*.po),
+they hold nothing the code no longer says, each text is in one catalogue only, and each
+translation keeps the English text's {placeholders}."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from babel.messages.pofile import read_po
 
 from nbhelpers.support import language as lang
-from nbhelpers.support.translations_ja import JA
 
 PACKAGE = Path(lang.__file__).resolve().parent.parent
 ROOT = PACKAGE.parent
 # The keyword arguments through which a notebook hands its own words to a figure builder,
 # which passes them through `translate`.
 CALLER_TEXT_KEYWORDS = {"title", "titles", "names", "xlabel", "ylabel", "colorbar_label"}
+CATALOGUES = sorted((lang.LOCALE / "ja" / "LC_MESSAGES").glob("*.po"))
+JA = lang.catalogue("ja")
 
 
 def translatable_texts() -> dict[str, str]:
@@ -37,9 +40,9 @@ def translatable_texts() -> dict[str, str]:
 
 
 def notebook_texts() -> dict[str, str]:
-    """{text: where} for the string literals the English notebooks pass as a figure's title
-    or labels (CALLER_TEXT_KEYWORDS) or as what a check_close compared; their Japanese
-    editions run the same code."""
+    """{text: where} for the string literals the English notebooks pass to `tr` (what their
+    code prints), as a figure's title or labels (CALLER_TEXT_KEYWORDS) or as what a
+    check_close compared; their Japanese editions run the same code."""
     found: dict[str, str] = {}
     for path in sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("solutions/*.ipynb")]):
         for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
@@ -52,7 +55,7 @@ def notebook_texts() -> dict[str, str]:
             for node in ast.walk(ast.parse(source)):
                 if (
                     isinstance(node, ast.Call)
-                    and getattr(node.func, "id", None) == "check_close"
+                    and getattr(node.func, "id", None) in ("check_close", "tr")
                     and node.args
                     and isinstance(node.args[0], ast.Constant)
                 ):  # what a check line says it compared: check_close translates it
@@ -76,9 +79,26 @@ def test_every_text_has_a_japanese_translation():
     assert not missing, f"{len(missing)} texts have no Japanese translation:\n" + "\n".join(missing)
 
 
-def test_the_table_holds_only_texts_the_code_uses():
+def test_the_catalogues_hold_only_texts_the_code_uses():
     unused = sorted(set(JA) - set(translatable_texts()))
-    assert not unused, f"translations_ja.JA holds texts no tr() call uses: {unused}"
+    assert not unused, f"the catalogues hold texts no tr() call uses: {unused}"
+
+
+def test_each_text_is_translated_in_one_catalogue_only():
+    seen: dict[str, str] = {}
+    twice = []
+    for path in CATALOGUES:
+        with open(path, "rb") as file:
+            for message in read_po(file):
+                if message.id and message.id in seen:
+                    twice.append(f"{message.id!r}: {seen[message.id]} and {path.name}")
+                seen.setdefault(message.id, path.name)
+    assert not twice, "\n".join(twice)
+
+
+def test_no_translation_is_left_empty():
+    empty = [en for en, ja in JA.items() if not ja.strip()]
+    assert not empty, f"empty translations (they would fall back to English): {empty}"
 
 
 def test_translations_keep_the_placeholders():
@@ -106,7 +126,7 @@ def restore_language():
 
 def test_english_is_the_default_and_ja_translates(monkeypatch, restore_language):
     monkeypatch.delenv(lang.ENVIRONMENT_VARIABLE, raising=False)
-    monkeypatch.setitem(JA, "{n} heads", "{n} 個のヘッド")
+    monkeypatch.setitem(lang.catalogue("ja"), "{n} heads", "{n} 個のヘッド")
     assert lang.language() == "en"
     assert lang.tr("{n} heads", n=4) == "4 heads"
     lang.set_language("ja")

@@ -1,9 +1,12 @@
 """The language of the course's own words: figure labels, explorer readouts, checker reports.
 
 English is the default and is written in the code itself, as gettext does: `tr("query i")`
-returns the text in the current language. The Japanese strings all live in one table,
-`translations_ja.JA`, keyed by the English text; a text missing from it falls back to English
-(tests/test_language.py lists what is missing and fails).
+returns the text in the current language. The translations are gettext catalogues, keyed by
+the English text: nbhelpers/locale/<language>/LC_MESSAGES/*.po, one for nbhelpers' own words
+and one per notebook for the words its code prints. They are read with Babel the first time
+a text is translated. A text missing from them falls back to English
+(tests/test_language.py lists what is missing and fails). A third language is a new folder
+of catalogues and a new code in LANGUAGES; no notebook changes.
 
     nbhelpers.set_language("ja")     # in a notebook, or
     NBHELPERS_LANG=ja jupyter lab    # for every kernel (`make lab-ja` does this)
@@ -19,13 +22,13 @@ English code, draws them in Japanese.
 
 from __future__ import annotations
 
+import functools
 import os
-
-from .translations_ja import JA
+from pathlib import Path
 
 LANGUAGES = ("en", "ja")
 ENVIRONMENT_VARIABLE = "NBHELPERS_LANG"
-_TABLES = {"en": {}, "ja": JA}
+LOCALE = Path(__file__).resolve().parent.parent / "locale"
 _chosen: str | None = None  # set_language's choice; None: the environment variable decides
 
 
@@ -56,15 +59,42 @@ def language() -> str:
     return code
 
 
+@functools.cache
+def catalogue(code: str) -> dict[str, str]:
+    """{English: translation} from every catalogue of `code` (English has none)."""
+    from babel.messages.pofile import read_po  # only when a translation is first needed
+
+    table: dict[str, str] = {}
+    for path in sorted((LOCALE / code / "LC_MESSAGES").glob("*.po")):
+        with open(path, "rb") as file:
+            table |= {message.id: message.string for message in read_po(file) if message.id}
+    return table
+
+
 def translate(text):
     """A caller's text (a title, a label) in the current language, if the table has it;
     anything else (None, a number, an untranslated text) comes back unchanged."""
     if isinstance(text, str):
-        return _TABLES[language()].get(text, text)
+        return catalogue(language()).get(text, text) or text
     return text
 
 
 def tr(text: str, /, **values) -> str:
     """`text` in the current language (English when untranslated), formatted with `values`."""
-    translated = _TABLES[language()].get(text, text)
+    translated = catalogue(language()).get(text, text) or text
     return translated.format(**values) if values else translated
+
+
+def width(text: str) -> int:
+    """Columns `text` takes in a monospaced output: 2 for a wide (CJK) character, 1 else."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text, columns: int, align: str = "<") -> str:
+    """`text` padded with spaces to `columns` columns ("<" left, ">" right), counting a
+    Japanese character as two, so that a printed table lines up in any language."""
+    text = str(text)
+    fill = " " * max(columns - width(text), 0)
+    return text + fill if align == "<" else fill + text
