@@ -134,12 +134,22 @@ class GPT1Block(nn.Module):
         *,
         cache=None,
         start: int = 0,
-        validate: bool = True,
         causal: bool | None = None,
     ) -> torch.Tensor:
-        """h_l = block(h_{l-1}); `cache`, `start`, `validate` and `causal` go to the attention
-        (see MultiHeadAttention.forward): a KV cache passes through here, not around it."""
-        attended = self.attn(h, mask, cache=cache, start=start, validate=validate, causal=causal)
+        """h_l = block(h_{l-1}); `cache`, `start` and `causal` go to the attention (see
+        MultiHeadAttention.forward): a KV cache passes through here, not around it. The
+        attention checks the arguments; GPT1, which checks its own once, calls
+        `forward_unchecked`."""
+        return self.add_and_norm(h, self.attn(h, mask, cache=cache, start=start, causal=causal))
+
+    def forward_unchecked(self, h, mask=None, *, cache=None, start=0, causal=None):
+        """`forward` for arguments already checked."""
+        attended = self.attn.forward_unchecked(h, mask, cache=cache, start=start, causal=causal)
+        return self.add_and_norm(h, attended)
+
+    def add_and_norm(self, h, attended):
+        """The rest of the block, post-LN as in GPT-1: residual, LayerNorm, FFN, residual,
+        LayerNorm."""
         h = self.ln_1(h + self.dropout(attended))
         return self.ln_2(h + self.dropout(self.ffn(h)))
 
@@ -202,13 +212,15 @@ class GPT1(nn.Module):
         if mask is not None:
             # h_0's shape, device and dtype without its memory: an expanded 0-d tensor
             h = self.W_e.weight.new_empty(()).expand(*ids.shape, self.config.d_model)
-            self.blocks[0].attn.per_head(h, mask, start + n)
+            self.blocks[0].attn.check_mask(h, mask, start + n)
 
-    def embed(self, ids: torch.Tensor, start: int = 0, *, validate: bool = True) -> torch.Tensor:
+    def embed(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
         """h_0 = U W_e + W_p, computed as a row lookup (the same numbers, no one-hot matmul);
         the tokens sit at positions start .. start+n-1."""
-        if validate:
-            self.check_ids(ids, start)
+        self.check_ids(ids, start)
+        return self.embed_unchecked(ids, start)
+
+    def embed_unchecked(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
         n = ids.shape[-1]
         return self.dropout(self.W_e(ids) + self.W_p[start : start + n])
 
@@ -218,7 +230,6 @@ class GPT1(nn.Module):
         mask: torch.Tensor | None = None,
         *,
         cache=None,
-        validate: bool = True,
         causal: bool | None = None,
         every_layer: bool = False,
     ) -> torch.Tensor:
@@ -228,16 +239,23 @@ class GPT1(nn.Module):
         `every_layer=True` returns [h_0, h_1, ..., h_L] stacked, (L + 1, ..., n, d_model);
         `causal=False` leaves the causal mask out of every block for this call only (notebook
         07's explorer shows what the mask prevents), without changing the model."""
+        self.check_inputs(ids, mask, 0 if cache is None else cache.length)
+        return self.hidden_states_unchecked(
+            ids, mask, cache=cache, causal=causal, every_layer=every_layer
+        )
+
+    def hidden_states_unchecked(
+        self, ids, mask=None, *, cache=None, causal=None, every_layer=False
+    ) -> torch.Tensor:
+        """`hidden_states` for arguments already checked."""
         start = 0 if cache is None else cache.length
-        if validate:
-            self.check_inputs(ids, mask, start)
         if cache is not None:
             cache.check_room(ids.shape[-1])  # plain ints: no wait for the device per token
-        h = self.embed(ids, start, validate=False)
+        h = self.embed_unchecked(ids, start)
         states = [h]
         for layer, block in enumerate(self.blocks):
             layer_cache = None if cache is None else cache.layers[layer]
-            h = block(h, mask, cache=layer_cache, start=start, validate=False, causal=causal)
+            h = block.forward_unchecked(h, mask, cache=layer_cache, start=start, causal=causal)
             states.append(h)
         if cache is not None:
             cache.length = start + ids.shape[-1]
@@ -250,13 +268,17 @@ class GPT1(nn.Module):
         last_only: bool = False,
         *,
         cache=None,
-        validate: bool = True,
     ) -> torch.Tensor:
         """Logits h_L W_eᵀ for every position, or only the last one (all that generation
         needs) when last_only: (..., n, vocab) or (..., vocab). The arguments are checked
-        here, once (`validate=False` skips that for a caller that has); `cache` is a
-        KVCache that the new tokens extend (notebook 10)."""
-        h = self.hidden_states(ids, mask, cache=cache, validate=validate)
+        here, once, not in every layer; `cache` is a KVCache that the new tokens extend
+        (notebook 10)."""
+        self.check_inputs(ids, mask, 0 if cache is None else cache.length)
+        return self.forward_unchecked(ids, mask, last_only, cache=cache)
+
+    def forward_unchecked(self, ids, mask=None, last_only=False, *, cache=None) -> torch.Tensor:
+        """`forward` for arguments already checked (generation checks its prompt once)."""
+        h = self.hidden_states_unchecked(ids, mask, cache=cache)
         if last_only:
             h = h[..., -1, :]
         return self.logits(h)

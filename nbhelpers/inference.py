@@ -92,7 +92,7 @@ def next_token_distribution(
 
 def _next_token_probs(model, ids, temperature, top_k) -> torch.Tensor:
     with evaluating(model):
-        logits = model(ids, last_only=True, validate=False)  # the caller checked ids
+        logits = model.forward_unchecked(ids, last_only=True)  # the caller checked ids
     return F.softmax(filter_logits(logits, temperature, top_k), dim=-1)
 
 

@@ -150,7 +150,7 @@ def generate_without_cache(
         tokens = batch
         for _ in range(max_new_tokens):
             # (B, vocab): only the last row is needed; the ids were checked above
-            last = model(tokens, last_only=True, validate=False)
+            last = model.forward_unchecked(tokens, last_only=True)
             logits.append(last)
             tokens = torch.cat([tokens, last.argmax(dim=-1, keepdim=True)], dim=-1)
     return _finish(ids, tokens, logits, return_logits)
@@ -174,7 +174,7 @@ def generate_with_cache(
         tokens[:, : batch.shape[-1]] = batch
         new = batch
         for step in range(max_new_tokens):
-            last = model(new, last_only=True, cache=cache, validate=False)  # checked above
+            last = model.forward_unchecked(new, last_only=True, cache=cache)  # checked above
             logits.append(last)
             new = last.argmax(dim=-1, keepdim=True)
             tokens[:, batch.shape[-1] + step] = new[:, 0]

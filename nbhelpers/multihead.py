@@ -127,7 +127,6 @@ class MultiHeadAttention(nn.Module):
         *,
         cache=None,
         start: int = 0,
-        validate: bool = True,
         causal: bool | None = None,
     ):
         """x (..., n, d_model) -> (..., n, d_model); with return_weights also the per-head
@@ -137,13 +136,20 @@ class MultiHeadAttention(nn.Module):
 
         With a `cache` (one layer of a KVCache), x holds the tokens at positions
         start .. start+n-1: their keys and values are stored, and the queries attend to all
-        m = start + n positions so far. `validate=False` skips the argument checks, for a
-        caller that made them once already (GPT1.forward).
+        m = start + n positions so far. The arguments are checked here; GPT1, which checks
+        its own once, calls `forward_unchecked`.
         """
-        if validate:
-            self.check_input(x)
-        keys = start + x.shape[-2]
-        mask = self.per_head(x, mask, keys, validate)
+        self.check_input(x)
+        self.check_mask(x, mask, start + x.shape[-2])
+        return self.forward_unchecked(
+            x, mask, return_weights, cache=cache, start=start, causal=causal
+        )
+
+    def forward_unchecked(
+        self, x, mask=None, return_weights=False, *, cache=None, start=0, causal=None
+    ):
+        """`forward` for arguments already checked."""
+        mask = self.per_head(x, mask)
         q = split_heads(self.W_Q(x), self.n_heads)  # (..., h, n, d_head)
         k = split_heads(self.W_K(x), self.n_heads)
         v = split_heads(self.W_V(x), self.n_heads)
@@ -166,11 +172,19 @@ class MultiHeadAttention(nn.Module):
         heads = fused_attention(q, k, v, mask, is_causal=causal, dropout_p=p)
         return self.W_O(merge_heads(heads))
 
-    def per_head(self, x, mask, keys: int, validate: bool = True) -> torch.Tensor | None:
-        """The mask for the (..., h, n, keys) scores, in x's dtype: a per-sentence mask (same
-        rank as x) gets a head axis. Checked when `validate`."""
+    def per_head(self, x, mask) -> torch.Tensor | None:
+        """The mask for the (..., h, n, m) scores, in x's dtype: a per-sentence mask (same
+        rank as x) gets a head axis."""
         if mask is None:
             return None
+        if mask.dim() >= 3 and mask.dim() == x.dim():
+            mask = mask.unsqueeze(-3)  # (B, n|1, m) -> (B, 1, n|1, m): same for every head
+        return mask.to(x.dtype)  # float32 + float16 scores would promote, then fail at @ V
+
+    def check_mask(self, x, mask, keys: int) -> None:
+        """A mask that fits the (..., h, n, keys) scores of x, in every way per_head accepts."""
+        if mask is None:
+            return
         if not isinstance(mask, torch.Tensor):
             raise TypeError(
                 tr(
@@ -178,31 +192,21 @@ class MultiHeadAttention(nn.Module):
                     got_type=type(mask).__name__,
                 )
             )
-        given = tuple(mask.shape)
-        if mask.dim() >= 3 and mask.dim() == x.dim():
-            mask = mask.unsqueeze(-3)  # (B, n|1, m) -> (B, 1, n|1, m): same for every head
-        if validate:
-            n = x.shape[-2]
-            scores_shape = (*x.shape[:-2], self.n_heads, n, keys)
-            try:
-                check_additive_mask(mask, scores_shape, x.device)
-            except ValueError as error:
-                if "does not broadcast" not in str(error):
-                    raise
-                raise ValueError(
-                    tr(
-                        "mask of shape {given} does not fit x of shape {x_shape}: the scores "
-                        "are {scores_shape} (..., h, n queries, m keys); pass a mask of shape "
-                        "(n, m) = ({n}, {keys}), one per sentence (..., n|1, m) with x's batch "
-                        "dims, or one per head (..., h|1, n|1, m)",
-                        given=given,
-                        x_shape=tuple(x.shape),
-                        scores_shape=scores_shape,
-                        n=n,
-                        keys=keys,
-                    )
-                ) from None
-        return mask.to(x.dtype)  # float32 + float16 scores would promote, then fail at @ V
+        n = x.shape[-2]
+        scores_shape = (*x.shape[:-2], self.n_heads, n, keys)
+        per_head = mask.unsqueeze(-3) if 3 <= mask.dim() == x.dim() else mask  # as per_head
+        shape_error = tr(
+            "mask of shape {given} does not fit x of shape {x_shape}: the scores "
+            "are {scores_shape} (..., h, n queries, m keys); pass a mask of shape "
+            "(n, m) = ({n}, {keys}), one per sentence (..., n|1, m) with x's batch "
+            "dims, or one per head (..., h|1, n|1, m)",
+            given=tuple(mask.shape),
+            x_shape=tuple(x.shape),
+            scores_shape=scores_shape,
+            n=n,
+            keys=keys,
+        )
+        check_additive_mask(per_head, scores_shape, x.device, shape_error=shape_error)
 
     def check_input(self, x) -> None:
         check_float_tensor("x", x)

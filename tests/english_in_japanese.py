@@ -28,11 +28,15 @@ ALLOWED = {
 }
 # The error figure of a check line keeps its English marker in every language (nbval.cfg
 # sanitizes what follows it), and the first cell echoes the language it sets.
-# A line that starts "torch: " quotes torch's own message, which is English everywhere.
+# A line that starts "torch: " quotes torch's own message, which is English everywhere; an
+# exercise report starts with the name of the function the learner wrote (✓ embed: ...);
+# text in quotes is a literal value ('abc').
 IGNORED = (
     re.compile(r"\|error\|"),
     re.compile(r"^env: NBHELPERS_LANG=\w+$"),
     re.compile(r"^torch: .*"),
+    re.compile(r"^\s*[✓✗…!] \w+"),
+    re.compile(r"'[^']*'"),
 )
 # A word, not an identifier: not inside a name or a dotted path, not called, not a keyword
 # argument (`Linear(in_features=8, bias=True)` is code in any language).

@@ -64,9 +64,12 @@ def test_every_layer_is_a_folder_or_the_top_level():
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
     # data/ holds files, not code: the small trained model that notebooks 08, 09 and 10 share.
     assert not list((PACKAGE / "data").glob("*.py"))
+    # locale/ holds the translations, gettext catalogues (support/language.py reads them).
+    assert not list((PACKAGE / "locale").rglob("*.py"))
     assert folders == {
         "corpus",
         "data",
+        "locale",
         "exercises",
         "experiments",
         "figures",

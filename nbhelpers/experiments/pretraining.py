@@ -226,7 +226,7 @@ def _train(
     pad_id, device = grammar.tokenizer.pad_id, model.device
     model.train()
     elapsed, losses = 0.0, []
-    line = ProgressLine("training", recipe.steps, enabled=progress)
+    line = ProgressLine(tr("training"), recipe.steps, enabled=progress)
     for step in range(1, recipe.steps + 1):
         start = time.perf_counter()
         ids = grammar.sample_ids(recipe.batch_size, rng).to(device)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sys
 
+from .language import tr
+
 
 def in_ipython() -> bool:
     try:
@@ -22,10 +24,14 @@ def in_ipython() -> bool:
 
 class ProgressLine:
     def __init__(self, label: str, total: int, *, enabled: bool = True):
+        """`label`: what is progressing, already in the learner's language (tr("training"))."""
         self.label, self.total = label, total
         self.enabled = enabled and in_ipython()
 
     def update(self, done: int) -> None:
         if self.enabled:
             end = "\n" if done >= self.total else ""
-            print(f"\r{self.label}: step {done} of {self.total}", end=end, file=sys.stdout)
+            line = tr(
+                "{label}: step {done} of {total}", label=self.label, done=done, total=self.total
+            )
+            print("\r" + line, end=end, file=sys.stdout)

@@ -205,8 +205,19 @@ def check_qkv(Q, K, V=None) -> None:
         ) from None
 
 
-def check_additive_mask(mask, scores_shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
-    """An additive mask: 0 where a key may be attended, -inf where not; broadcasts to scores.
+def broadcasts_to(tensor: torch.Tensor, shape: tuple[int, ...]) -> bool:
+    """Whether `tensor` broadcasts to exactly `shape` (as a mask must, to the scores)."""
+    try:
+        return torch.broadcast_shapes(tuple(tensor.shape), tuple(shape)) == tuple(shape)
+    except RuntimeError:
+        return False
+
+
+def check_additive_mask(
+    mask, scores_shape: tuple[int, ...], device: torch.device, *, shape_error: str | None = None
+) -> torch.Tensor:
+    """An additive mask: 0 where a key may be attended, -inf where not; broadcasts to scores
+    (`shape_error`: the caller's own message for a mask that does not, in its terms).
 
     Returns the mask's maximum over each row of keys (..., n, 1): -inf marks a query that may
     see no key at all. One reduction serves both that and the NaN/+inf check, which keeps the
@@ -242,13 +253,10 @@ def check_additive_mask(mask, scores_shape: tuple[int, ...], device: torch.devic
                 device2=mask.device,
             )
         )
-    try:
-        shape = torch.broadcast_shapes(tuple(mask.shape), tuple(scores_shape))
-    except RuntimeError:
-        shape = None
-    if shape != tuple(scores_shape):
+    if not broadcasts_to(mask, scores_shape):
         raise ValueError(
-            tr(
+            shape_error
+            or tr(
                 "mask of shape {mask_shape} does not broadcast to the scores' shape "
                 "{value} (..., n queries, m keys)",
                 mask_shape=tuple(mask.shape),
