@@ -45,4 +45,8 @@ def implementation_label(name: str) -> str:
     """One of attention_memory's keys as a figure shows it, in the current language (the keys
     themselves stay English: code looks the sizes up by them)."""
     # "(c) sdpa[math]" and "(b)/(c) flash" name kernels: the same in every language
-    return tr("(a) from scratch") if name == "(a) from scratch" else name
+    labels = {
+        "(a) from scratch": tr("(a) from scratch"),
+        "(b) nbhelpers fast path": tr("(b) nbhelpers fast path"),
+    }
+    return labels.get(name, name)

@@ -24,23 +24,25 @@ ALLOWED = {
     *"pytorch torch numpy jupyterlab gpt bpe utf cpu cuda gpu mps sdpa flash math einsum".split(),
     *"softmax float int bool dtype nan inf kib mib gib ms nats kl api png ok ids".split(),
     *"attention scaled_dot_product_attention nbhelpers tensor true false none yes".split(),
+    *"cos sin log exp diag argmax argmin logsumexp autograd eps".split(),  # math, torch names
     *(word.lower() for word in keyword.kwlist),  # Python's own: `raise NotImplementedError`
 }
 # The error figure of a check line keeps its English marker in every language (nbval.cfg
 # sanitizes what follows it), and the first cell echoes the language it sets.
 # A line that starts "torch: " quotes torch's own message, which is English everywhere; an
 # exercise report starts with the name of the function the learner wrote (✓ embed: ...);
-# text in quotes is a literal value ('abc').
+# text in quotes is a literal value ('abc'), in backquotes code (`scores`).
 IGNORED = (
     re.compile(r"\|error\|"),
     re.compile(r"^env: NBHELPERS_LANG=\w+$"),
     re.compile(r"^torch: .*"),
     re.compile(r"^\s*[✓✗…!] \w+"),
     re.compile(r"'[^']*'"),
+    re.compile(r"`[^`]*`"),
 )
-# A word, not an identifier: not inside a name or a dotted path, not called, not a keyword
-# argument (`Linear(in_features=8, bias=True)` is code in any language).
-WORD = re.compile(r"(?<![\w.<])[A-Za-z][a-z]{2,}(?![\w(>=])")
+# A word, not an identifier: not inside a name or a dotted path (model.W_e), not called, not
+# a keyword argument (`Linear(in_features=8, bias=True)` is code in any language).
+WORD = re.compile(r"(?<![\w.<])[A-Za-z][a-z]{2,}(?![\w(>=]|\.\w)")
 MATH = re.compile(r"\$[^$]*\$")  # mathtext in a figure: symbols, not words
 
 

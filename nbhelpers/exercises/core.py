@@ -212,7 +212,7 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], todo: str) -> CheckR
             )
         except Rejected as rejection:
             lines = [
-                f"✗ {exercise}: {where}",
+                tr("✗ {exercise}: {where}", exercise=exercise, where=where),
                 f"  {rejection.problem}",
                 "  " + tr("hint: {hint}", hint=rejection.hint),
             ]
@@ -222,7 +222,7 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], todo: str) -> CheckR
                 exercise,
                 FAILED,
                 [
-                    f"✗ {exercise}: {where}",
+                    tr("✗ {exercise}: {where}", exercise=exercise, where=where),
                     "  " + tr("the answer raised {error}", error=first_line(error)),
                 ],
                 len(cases),
@@ -230,7 +230,7 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], todo: str) -> CheckR
         problem = difference(expected, got, case.atol)
         if problem is None:
             continue
-        lines = [f"✗ {exercise}: {where}", f"  {problem}"]
+        lines = [tr("✗ {exercise}: {where}", exercise=exercise, where=where), f"  {problem}"]
         hint = next(
             (h for h, wrong in mistakes if matches(made(wrong), got, case.atol)),
             None,

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from ..attention import attention, scaled_dot_product_attention
-from ..memory import attention_memory
+from ..memory import attention_memory, implementation_label
 from ..support.benchmarking import (
     format_bytes,
     format_seconds,
@@ -27,6 +27,7 @@ from ..support.benchmarking import (
     peak_memory,
     time_call,
 )
+from ..support.language import pad, tr
 from ..support.threads import cpu_threads
 from ..support.validation import check_positive_int, is_number
 
@@ -96,11 +97,26 @@ def time_attention(
     check_positive_int("heads", heads)
     check_positive_int("d_k", d_k)
     if not is_number(budget_s) or not budget_s > 0:
-        raise ValueError(f"budget_s must be a positive number of seconds, got {budget_s!r}")
+        raise ValueError(
+            tr("budget_s must be a positive number of seconds, got {value!r}", value=budget_s)
+        )
     device = torch.device(device)
     results: dict[str, dict[str, list]] = {}
-    report(f"peak memory: {memory_method(device)}; estimate: attention_memory(n, heads={heads})")
-    report(f"{'n':>5}  {'implementation':26} {'median':>10} {'peak memory':>12} {'estimate':>10}")
+    report(
+        tr(
+            "peak memory: {method}; estimate: attention_memory(n, heads={heads})",
+            method=memory_method(device),
+            heads=heads,
+        )
+    )
+    header = [
+        pad("n", 5, ">"),
+        pad(tr("implementation"), 26),
+        pad(tr("median"), 10, ">"),
+        pad(tr("peak memory"), 12, ">"),
+        pad(tr("estimate"), 10, ">"),
+    ]
+    report(f"{header[0]}  {' '.join(header[1:])}")
     spent = 0.0
     for index, n in enumerate(lengths):
         Q, K, V = (torch.randn(1, heads, n, d_k, device=device) for _ in range(3))
@@ -116,14 +132,20 @@ def time_attention(
             row["bytes"].append(memory)
             estimate = attention_memory(n, heads=heads)[ESTIMATE_KEY[name]]
             report(
-                f"{n:5}  {name:26} {format_seconds(timing.median):>10} "
+                f"{n:5}  {pad(implementation_label(name), 26)} {format_seconds(timing.median):>10} "
                 f"{format_bytes(memory):>12} {format_bytes(estimate):>10}"
             )
         spent += step_spent
         if index + 1 < len(lengths) and spent + 4 * step_spent > budget_s:
             report(
-                f"stopped after n = {n}: n = {lengths[index + 1]} would overrun the "
-                f"{budget_s:g} s budget on this {device.type}"
+                tr(
+                    "stopped after n = {n}: n = {next} would overrun the {budget:g} s budget "
+                    "on this {device}",
+                    n=n,
+                    next=lengths[index + 1],
+                    budget=budget_s,
+                    device=device.type,
+                )
             )
             break
     return results

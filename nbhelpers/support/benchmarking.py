@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from .language import tr
 from .validation import is_int
 
 _PROC_STATUS = Path("/proc/self/status")
@@ -158,10 +159,10 @@ def memory_method(device: torch.device | str | None = None) -> str:
     """How `peak_memory` measures on this device: a phrase to print next to the figures."""
     device = torch.device(device) if device is not None else torch.device("cpu")
     if device.type == "cuda":
-        return "CUDA allocator peak (torch.cuda.max_memory_allocated)"
+        return tr("CUDA allocator peak (torch.cuda.max_memory_allocated)")
     if device.type == "cpu" and _can_reset_peak_rss():
-        return "peak resident set size of the process (Linux VmHWM), 4 KiB pages"
-    return "not measured on this device"
+        return tr("peak resident set size of the process (Linux VmHWM), 4 KiB pages")
+    return tr("not measured on this device")
 
 
 def peak_memory(fn: Callable[[], object], device: torch.device | str | None = None) -> int | None:
