@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, to_numpy
+from .style import LIGHT_GREY
 
 
 def activation_figure(grid=None, *, figsize: tuple[float, float] = (8.4, 3.2)) -> Figure:
@@ -24,13 +25,13 @@ def activation_figure(grid=None, *, figsize: tuple[float, float] = (8.4, 3.2)) -
         xs, to_numpy(F.gelu(x, approximate="tanh")), color="black", linestyle=":",
         label=tr("GELU, tanh form (GPT-1)"),
     )  # fmt: skip
-    curves.axhline(0, color="#999999", linewidth=0.6)
+    curves.axhline(0, color=LIGHT_GREY, linewidth=0.6)
     curves.set_xlabel("x")
     curves.set_title(tr("GELU is a smooth ReLU"), fontsize=10)
     curves.legend(fontsize=9)
     difference = to_numpy(F.gelu(x, approximate="tanh") - F.gelu(x)) * 1e3
     gap.plot(xs, difference, color=SERIES_COLOURS[2])
-    gap.axhline(0, color="#999999", linewidth=0.6)
+    gap.axhline(0, color=LIGHT_GREY, linewidth=0.6)
     gap.set_xlabel("x")
     gap.set_ylabel(r"$\times 10^{-3}$")
     gap.set_title(tr("tanh form − exact GELU"), fontsize=10)

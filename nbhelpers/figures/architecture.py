@@ -13,11 +13,12 @@ from matplotlib.patches import Circle, FancyBboxPatch
 from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
+from .style import GREY, PALE_GREY
 
 ATTENTION, CROSS, FFN, EMBEDDING = SERIES_COLOURS
 NORM = "#7a7a7a"
 LINE = "#444444"
-NOTE = "#555555"
+NOTE = GREY
 JUNCTION_RADIUS = 0.17
 
 
@@ -273,7 +274,7 @@ def transformer_vs_gpt1_figure() -> Figure:
          tr("encoder output (m, d_model),\nprojected to K, V in every decoder layer"), ha="right",
          color=CROSS)  # fmt: skip
 
-    ax.plot([7.3, 7.3], [0.2, 6.9], color="#bbbbbb", linewidth=1.0)
+    ax.plot([7.3, 7.3], [0.2, 6.9], color=PALE_GREY, linewidth=1.0)
     ax.text((encoder_x + decoder_x) / 2, 6.8,
             tr("Transformer (Vaswani et al., 2017): encoder–decoder"),
             ha="center", va="center", fontsize=11)  # fmt: skip

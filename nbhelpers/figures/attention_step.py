@@ -33,6 +33,7 @@ from .canvas import (
     pixels_to_png,
     to_numpy,
 )
+from .style import cell_text_colours
 
 # Axis limits move along a ladder (times powers of ten): round numbers on the axes, and bars
 # that still fill a good part of their panel.
@@ -301,10 +302,11 @@ class AttentionStepCanvas(Canvas):
                 text.set_text(f"{fraction * limit:g}")
 
         self._image.set_data(weights)
+        colours = cell_text_colours(self._image, weights)
         for i, row in enumerate(self._cells):
             for j, text in enumerate(row):
                 text.set_text(f"{weights[i, j]:.2f}")
-                text.set_color("black" if weights[i, j] > 0.5 else "white")
+                text.set_color(colours[i, j])
         self._row_box.set_y(query - 0.5)
         self._set_bars(self._score_bars, self._score_texts, score_row, score_limit)
         self._set_bars(self._weight_bars, self._weight_texts, weight_row, 1.0)

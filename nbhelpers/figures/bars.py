@@ -13,8 +13,9 @@ from matplotlib.figure import Figure
 
 from ..support.language import translate
 from .canvas import DPI, MIN_FONT_PT, Canvas, to_numpy
+from .style import SERIES
 
-SERIES_COLOURS = ("#3b6ea8", "#e08a2c", "#4c9a5b", "#b5495b")
+SERIES_COLOURS = SERIES
 ANNOTATE_MAX_BARS = 24
 
 

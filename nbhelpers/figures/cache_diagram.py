@@ -12,6 +12,7 @@ from ..support.language import tr, translate
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, to_numpy
+from .style import GREY, LIGHT_GREY, MID_GREY
 
 
 def kv_cache_diagram(steps: int = 4, *, title: str | None = None) -> Figure:
@@ -41,9 +42,9 @@ def kv_cache_diagram(steps: int = 4, *, title: str | None = None) -> Figure:
                                alpha=0.45, edgecolor="white"))  # fmt: skip
         ax.text(x + 0.75, -0.5, f"$q_{{{t}}}$", ha="center", va="center", fontsize=10)
         ax.annotate("", (x + 0.75, -0.05), (x + 0.75, -0.2),
-                    arrowprops={"arrowstyle": "->", "color": "#777777"})  # fmt: skip
+                    arrowprops={"arrowstyle": "->", "color": MID_GREY})  # fmt: skip
     ax.text(-0.85, steps + 0.55, tr("grey: cached; coloured: computed at this step"),
-            ha="left", fontsize=9, color="#555555")  # fmt: skip
+            ha="left", fontsize=9, color=GREY)  # fmt: skip
     default = tr("The KV cache: each step adds one row of keys and values")
     figure.suptitle(translate(title) or default, fontsize=11)
     return figure
@@ -72,7 +73,7 @@ def online_softmax_figure(scores, block: int, *, title: str | None = None) -> Fi
         ax.text(start + (part.size - 1) / 2, -0.32, f"m = {running_max:.2f}\nΣ = {denominator:.2f}",
                 transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=9)  # fmt: skip
         if start:
-            ax.axvline(start - 0.5, color="#999999", linewidth=0.8, linestyle="--")
+            ax.axvline(start - 0.5, color=LIGHT_GREY, linewidth=0.8, linestyle="--")
     ax.set_xticks(range(s.size))
     ax.tick_params(labelsize=9)
     ax.set_xlabel(tr("key j"), fontsize=10, labelpad=2)

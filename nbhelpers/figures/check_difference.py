@@ -9,8 +9,9 @@ from matplotlib.figure import Figure
 
 from ..support.language import tr
 from .canvas import Canvas, to_numpy
+from .style import PALE_GREY
 
-BLOCKED = "#bbbbbb"  # -inf (a masked entry), the same grey as the heatmaps' masked cells
+BLOCKED = PALE_GREY  # -inf (a masked entry), the same grey as the heatmaps' masked cells
 
 
 def first_matrix(expected, got) -> tuple[np.ndarray, np.ndarray]:

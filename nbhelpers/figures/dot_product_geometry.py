@@ -13,6 +13,7 @@ from ..support.language import tr
 from ..support.validation import is_number
 from .bars import SERIES_COLOURS
 from .canvas import Blitter, Canvas, pixels_to_png, to_numpy
+from .style import GREY, INK, LIGHT_GREY
 
 Q_COLOUR, K_COLOUR = SERIES_COLOURS[0], SERIES_COLOURS[1]
 POSITIVE_SHADE, NEGATIVE_SHADE = "#e6f2e8", "#f7e4e6"
@@ -100,7 +101,7 @@ class DotProductGeometryCanvas(Canvas):
         (self._drop,) = ax.plot([], [], "--", color="#808080", lw=1.2, zorder=2)
         (self._projection,) = ax.plot([], [], "--", color=K_COLOUR, lw=2.5, zorder=3)
         self._projection_label = ax.text(0, 0, "", fontsize=9, color="#8a4f12", zorder=6)
-        (self._arc,) = ax.plot([], [], color="#333333", lw=1.2, zorder=4)
+        (self._arc,) = ax.plot([], [], color=INK, lw=1.2, zorder=4)
         self._angle_label = ax.text(0, 0, "", fontsize=12, ha="center", va="center", zorder=6)
         arrow = {"arrowstyle": "-|>", "lw": 2.2, "mutation_scale": 18, "shrinkA": 0, "shrinkB": 0}
         self._arrows, self._tip_labels = {}, {}
@@ -119,18 +120,20 @@ class DotProductGeometryCanvas(Canvas):
         ax = self.score_ax
         self._positive = ax.axhspan(0, 1, color=POSITIVE_SHADE, zorder=0)
         self._negative = ax.axhspan(-1, 0, color=NEGATIVE_SHADE, zorder=0)
-        ax.axhline(0, color="#555555", lw=0.8, zorder=1)
+        ax.axhline(0, color=GREY, lw=0.8, zorder=1)
         ax.text(-172, 0, " " + tr("positive"), fontsize=9, color="#2f6b3a", va="bottom", zorder=2)
         ax.text(-172, 0, " " + tr("negative"), fontsize=9, color="#8c2f3f", va="top", zorder=2)
-        self._bounds = [ax.axhline(0, color="#999999", ls="--", lw=0.9, zorder=1) for _ in range(2)]
+        self._bounds = [
+            ax.axhline(0, color=LIGHT_GREY, ls="--", lw=0.9, zorder=1) for _ in range(2)
+        ]
         self._bound_label = ax.annotate(
             "", xy=(178, 0), xytext=(0, -3), textcoords="offset points", fontsize=9,
-            color="#555555", ha="right", va="top",
+            color=GREY, ha="right", va="top",
         )  # fmt: skip
         (self._curve,) = ax.plot(_ANGLES, np.zeros_like(_ANGLES), color=K_COLOUR, lw=2, zorder=3)
-        self._now_line = ax.axvline(0, color="#333333", ls=":", lw=1, zorder=2)
-        (self._marker,) = ax.plot([0], [0], "o", color="#333333", ms=8, zorder=4)
-        box = {"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "#999999"}
+        self._now_line = ax.axvline(0, color=INK, ls=":", lw=1, zorder=2)
+        (self._marker,) = ax.plot([0], [0], "o", color=INK, ms=8, zorder=4)
+        box = {"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": LIGHT_GREY}
         self._marker_label = ax.annotate(
             "", xy=(0, 0), xytext=(10, 10), textcoords="offset points", fontsize=10, bbox=box,
             zorder=5,

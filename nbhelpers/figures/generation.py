@@ -11,6 +11,7 @@ from matplotlib.patches import Rectangle
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
+from .style import GREY, MID_GREY
 
 
 def generation_loop_figure(tokens: Sequence[str], *, title: str | None = None) -> Figure:
@@ -25,10 +26,10 @@ def generation_loop_figure(tokens: Sequence[str], *, title: str | None = None) -
     ax.set_xlim(-0.7, steps + 3.0)
     ax.set_ylim(steps - 0.4, -1.1)
     ax.axis("off")
-    ax.text(-0.6, -0.8, tr("step"), ha="left", va="center", fontsize=9, color="#555555")
+    ax.text(-0.6, -0.8, tr("step"), ha="left", va="center", fontsize=9, color=GREY)
     ax.text(steps / 2, -0.8, tr("input: everything so far"), ha="center", fontsize=9,
-            color="#555555")  # fmt: skip
-    ax.text(steps + 1.9, -0.8, tr("picked"), ha="center", fontsize=9, color="#555555")
+            color=GREY)  # fmt: skip
+    ax.text(steps + 1.9, -0.8, tr("picked"), ha="center", fontsize=9, color=GREY)
     for t in range(steps):
         for j in range(t + 1):
             new = j == t and t > 0
@@ -37,10 +38,10 @@ def generation_loop_figure(tokens: Sequence[str], *, title: str | None = None) -
                                    alpha=0.3 if new else 0.18, edgecolor="white"))  # fmt: skip
             ax.text(j + 0.5, t, tokens[j], ha="center", va="center", fontsize=10)
         ax.annotate("", (steps + 1.35, t), (t + 1.1, t),
-                    arrowprops={"arrowstyle": "->", "color": "#777777"})  # fmt: skip
+                    arrowprops={"arrowstyle": "->", "color": MID_GREY})  # fmt: skip
         ax.text(steps + 1.9, t, tokens[t + 1], ha="center", va="center", fontsize=11,
                 color=SERIES_COLOURS[1])  # fmt: skip
-        ax.text(-0.45, t, f"{t}", ha="center", va="center", fontsize=9, color="#555555")
+        ax.text(-0.45, t, f"{t}", ha="center", va="center", fontsize=9, color=GREY)
     figure.suptitle(translate(title) or tr("Generation: one model call per new token"),
                     fontsize=11)  # fmt: skip
     return figure

@@ -11,6 +11,7 @@ from ..support.language import tr, translate
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
+from .style import GREY
 
 HEAD_COLOURS = (*SERIES_COLOURS, "#7a4fa3", "#8c6d31", "#4a8a8c", "#a35f7a")
 
@@ -55,7 +56,7 @@ def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None =
         ends.append((x, end))
         ax.text((x + end) / 2, y + height + 0.45, name, ha="center", va="bottom", fontsize=10)
         ax.text((x + end) / 2, y + height + 0.12, shape, ha="center", va="bottom", fontsize=9,
-                color="#555555")  # fmt: skip
+                color=GREY)  # fmt: skip
         if split:
             part = width / n_heads
             for r in range(n_heads):
@@ -64,14 +65,14 @@ def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None =
                         fontsize=9, rotation=90 if n_heads > 4 else 0)  # fmt: skip
     for (_, end), (start, _) in zip(ends, ends[1:], strict=False):
         ax.annotate("", (start - 0.08, y + height / 2), (end + 0.08, y + height / 2),
-                    arrowprops={"arrowstyle": "->", "color": "#555555"})  # fmt: skip
+                    arrowprops={"arrowstyle": "->", "color": GREY})  # fmt: skip
     last = ends[-1][1]
     ax.annotate("", (last + 0.55, y + height / 2), (last + 0.08, y + height / 2),
-                arrowprops={"arrowstyle": "->", "color": "#555555"})  # fmt: skip
+                arrowprops={"arrowstyle": "->", "color": GREY})  # fmt: skip
     ax.text(last + 0.6, y + height / 2, "$W_O$", ha="left", va="center", fontsize=11)
     ax.text(5.5, 0.15,
             tr("head r owns features r·d_head … (r + 1)·d_head − 1 (d_head = {d_head})",
                d_head=d_head),
-            ha="center", fontsize=9, color="#555555")  # fmt: skip
+            ha="center", fontsize=9, color=GREY)  # fmt: skip
     figure.suptitle(translate(title) or "", fontsize=12)
     return figure

@@ -21,6 +21,7 @@ from .canvas import (
     pixels_to_png,
     to_numpy,
 )
+from .style import BLOCKED, cell_text_colours
 
 
 class HeatmapCanvas(Canvas):
@@ -145,18 +146,15 @@ class HeatmapCanvas(Canvas):
         self.ax.set_xticklabels(cols)
         self.ax.set_yticklabels(rows)
         self.ax.set_title(translate(title) or "")
-        # Dark text on light cells and vice versa, judged by the cell colour's luminance, so the
-        # numbers stay legible on any colour map (diverging ones too).
-        rgba = self._image.cmap(self._image.norm(values))
-        light = rgba[..., :3] @ np.array([0.299, 0.587, 0.114]) > 0.5
+        colours = cell_text_colours(self._image, values)
         for i, row in enumerate(self._texts):
             for j, text in enumerate(row):
                 if blocked[i, j]:
                     text.set_text("×")
-                    text.set_color("#707070")
+                    text.set_color(BLOCKED)
                 else:
                     text.set_text(fmt.format(values[i, j]))
-                    text.set_color("black" if light[i, j] else "white")
+                    text.set_color(colours[i, j])
         self._row_box.set_visible(highlight_row is not None)
         if highlight_row is not None:
             self._row_box.set_y(highlight_row - 0.5)
@@ -224,14 +222,14 @@ def attention_heatmaps(
     for k, ax in enumerate(axes):
         shown = np.ma.masked_array(values[k], mask=blocked)
         image = ax.imshow(shown, cmap=cmap, vmin=0.0, vmax=1.0)
+        colours = cell_text_colours(image, values[k])
         for i in range(n):
             for j in range(n):
                 if blocked[i, j]:
-                    ax.text(j, i, "×", ha="center", va="center", fontsize=9, color="#707070")
+                    ax.text(j, i, "×", ha="center", va="center", fontsize=9, color=BLOCKED)
                 else:
-                    light = values[k, i, j] > 0.55  # viridis turns light above the middle
                     ax.text(j, i, f"{values[k, i, j]:.2f}", ha="center", va="center",
-                            fontsize=9, color="black" if light else "white")  # fmt: skip
+                            fontsize=9, color=colours[i, j])  # fmt: skip
         ax.set_xticks(range(n), labels, fontsize=9)
         ax.set_yticks(range(n), labels if k == 0 else [""] * n, fontsize=9)
         ax.set_title(translate(titles[k]), fontsize=10)

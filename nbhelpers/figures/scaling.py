@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import DPI, MIN_FONT_PT, to_numpy
+from .style import BLOCKED
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -99,7 +100,7 @@ def against_dk_figure(
     curves = [(name, values, False) for name, values in series.items()]
     curves += [(name, values, True) for name, values in (theory or {}).items()]
     # Each theory line has its own style, so that two of them never read as one.
-    theory_styles = iter([("--", "#707070"), (":", "#222222"), ("-.", "#9a6fb0")] * 4)
+    theory_styles = iter([("--", BLOCKED), (":", "#222222"), ("-.", "#9a6fb0")] * 4)
     for k, (name, values, dashed) in enumerate(curves):
         values = to_numpy(values).reshape(-1)
         if values.shape != d_ks.shape:

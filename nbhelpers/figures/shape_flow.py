@@ -9,6 +9,7 @@ from ..support.language import tr
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
+from .style import GREY, INK
 
 
 def shape_flow_figure(n: int, d_model: int, d_k: int, d_v: int) -> Figure:
@@ -52,10 +53,10 @@ def shape_flow_figure(n: int, d_model: int, d_k: int, d_v: int) -> Figure:
         (x0, y0, *_), (x1, y1, *_) = boxes[start], boxes[end]
         begin = (x0 + width / 2 + 0.05, y0)
         finish = (x1 - width / 2 - 0.05, y1)
-        ax.annotate("", finish, begin, arrowprops={"arrowstyle": "->", "color": "#555555"})
+        ax.annotate("", finish, begin, arrowprops={"arrowstyle": "->", "color": GREY})
         if label:
             ax.text((begin[0] + finish[0]) / 2, (begin[1] + finish[1]) / 2 + 0.12, label,
-                    ha="center", va="bottom", fontsize=9, color="#333333")  # fmt: skip
+                    ha="center", va="bottom", fontsize=9, color=INK)  # fmt: skip
     ax.text(5.2, 0.15, tr("n tokens; d_k: query and key width; d_v: value width"), ha="center",
-            fontsize=9, color="#555555")  # fmt: skip
+            fontsize=9, color=GREY)  # fmt: skip
     return figure

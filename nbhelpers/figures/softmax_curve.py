@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, check_labels, keep_labels_apart, to_numpy
+from .style import MID_GREY, PALE_GREY
 
 
 def softmax_curve_figure(
@@ -29,7 +30,7 @@ def softmax_curve_figure(
     figure.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.84, wspace=0.3)
     low, high = min(s.min(), 0.0) - 0.6, s.max() + 0.6
     x = np.linspace(low, high, 200)
-    left.plot(x, np.exp(x), color="#777777", linewidth=1.2, label="$e^{s}$")
+    left.plot(x, np.exp(x), color=MID_GREY, linewidth=1.2, label="$e^{s}$")
     placed = []
     for j in np.argsort(-s):
         left.vlines(s[j], 0, np.exp(s[j]), color=SERIES_COLOURS[0], linewidth=1.0, alpha=0.6)
@@ -43,8 +44,8 @@ def softmax_curve_figure(
     left.set_title(tr("weight = height / sum of the heights"), fontsize=10)
     d = np.linspace(-6, 6, 200)
     right.plot(d, 1 / (1 + np.exp(-d)), color=SERIES_COLOURS[1], linewidth=2)
-    right.axhline(0.5, color="#bbbbbb", linewidth=0.8)
-    right.axvline(0.0, color="#bbbbbb", linewidth=0.8)
+    right.axhline(0.5, color=PALE_GREY, linewidth=0.8)
+    right.axvline(0.0, color=PALE_GREY, linewidth=0.8)
     right.set_xlabel("$s_0 - s_1$")
     right.set_ylabel("$a_0$")
     right.set_title(tr("two keys: $a_0 = 1 / (1 + e^{-(s_0 - s_1)})$"), fontsize=10)

@@ -13,8 +13,9 @@ from matplotlib.figure import Figure
 from ..experiments.head_specialisation import head_shares
 from ..support.language import tr, translate
 from .canvas import DPI, MASKED_COLOUR, MIN_FONT_PT, Canvas, annotation_fits, to_numpy
+from .style import RED
 
-ROLE_COLOURS = {"previous token": "#1f5fa8", "first token": "#b5495b"}
+ROLE_COLOURS = {"previous token": "#1f5fa8", "first token": RED}
 
 
 def _share_lines(previous: float, first: float) -> str:

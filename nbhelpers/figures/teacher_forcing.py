@@ -11,6 +11,7 @@ from matplotlib.patches import Rectangle
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import MASKED_COLOUR, Canvas
+from .style import BLOCKED, GREY
 
 
 def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -> Figure:
@@ -32,9 +33,9 @@ def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -
     ax.set_ylim(n - 0.4, -1.2)
     ax.axis("off")
     for j in range(n):
-        ax.text(j, -0.85, tr("key {j}", j=j), ha="center", va="center", fontsize=9, color="#555555")
+        ax.text(j, -0.85, tr("key {j}", j=j), ha="center", va="center", fontsize=9, color=GREY)
     ax.text(n + 1.1, -0.85, tr("trained to predict"), ha="center", va="center", fontsize=9,
-            color="#555555")  # fmt: skip
+            color=GREY)  # fmt: skip
     for i in range(n):
         for j, token in enumerate(inputs):
             seen = j <= i
@@ -42,11 +43,11 @@ def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -
                                    facecolor=SERIES_COLOURS[0] if seen else MASKED_COLOUR,
                                    alpha=0.25 if seen else 0.6, edgecolor="white"))  # fmt: skip
             ax.text(j, i, token if seen else "×", ha="center", va="center",
-                    fontsize=11 if seen else 9, color="black" if seen else "#707070")  # fmt: skip
+                    fontsize=11 if seen else 9, color="black" if seen else BLOCKED)  # fmt: skip
         ax.annotate("", (n + 0.55, i), (n - 0.4, i), arrowprops={"arrowstyle": "->"})
         ax.text(n + 1.1, i, targets[i], ha="center", va="center", fontsize=12,
                 color=SERIES_COLOURS[3])  # fmt: skip
-        ax.text(-0.55, i, f"{i}", ha="right", va="center", fontsize=9, color="#555555")
+        ax.text(-0.55, i, f"{i}", ha="right", va="center", fontsize=9, color=GREY)
     default = tr("One forward pass, every position at once, each under the mask")
     figure.suptitle(translate(title) or default, fontsize=11)
     return figure

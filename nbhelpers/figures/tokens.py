@@ -12,6 +12,7 @@ from matplotlib.patches import FancyBboxPatch
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
+from .style import MID_GREY, PALE_GREY
 
 
 def name_of(key: str) -> str:
@@ -167,8 +168,8 @@ def fine_tuning_curves_figure(
         label = tr("{start}, λ = {lam:g}", start=name_of(start), lam=lam_k)
         ax.plot(sizes, mean, style, color=colour, marker="o", ms=3.5, label=label)
     if n_labelled is not None:
-        ax.axvline(n_labelled, color="#777777", lw=1.0)
-    ax.axhline(0.5, color="#bbbbbb", lw=0.8)
+        ax.axvline(n_labelled, color=MID_GREY, lw=1.0)
+    ax.axhline(0.5, color=PALE_GREY, lw=0.8)
     ax.set_xscale("log", base=2)
     ticks = sorted({r["n_labelled"] for r in runs})
     ax.set_xticks(ticks, [str(n) for n in ticks])

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from ..experiments.pretraining import TrainingHistory
 from ..support.language import tr
 from .canvas import Canvas
+from .style import BLUE, GREEN, GREY, ORANGE, RED
 
 
 def training_figure(
@@ -22,17 +23,17 @@ def training_figure(
     the held-out loss above the entropy-rate floor."""
     figure = Canvas(figsize=(9.6, 4.8), dpi=100).figure
     kl_ax, loss_ax = figure.subplots(1, 2)
-    kl_ax.plot(history.steps, history.kl, marker="o", markersize=3, color="#3b6ea8")
+    kl_ax.plot(history.steps, history.kl, marker="o", markersize=3, color=BLUE)
     kl_ax.axhline(
         kl_target,
-        color="#b5495b",
+        color=RED,
         linestyle="--",
         label=tr("target {target} nats", target=kl_target),
     )
     # Models that see only the last few tokens, exactly: how far each stays from the truth.
     styles = (":", "-.", (0, (6, 3)), (0, (1, 1)))
     for (name, kl), style in zip((baselines or {}).items(), styles, strict=False):
-        kl_ax.axhline(kl, color="#555555", linestyle=style, linewidth=1.2, label=f"{name} {kl:.3f}")
+        kl_ax.axhline(kl, color=GREY, linestyle=style, linewidth=1.2, label=f"{name} {kl:.3f}")
     kl_ax.set_yscale("log")
     kl_ax.set_xlabel(tr("training step"))
     kl_ax.set_ylabel(tr("mean KL(true ‖ model), nats"))
@@ -43,7 +44,7 @@ def training_figure(
         history.steps, history.heldout_loss, marker="o", markersize=3, label=tr("held-out")
     )
     loss_ax.plot(
-        history.steps, history.train_loss, color="#e08a2c", alpha=0.7, label=tr("training batches")
+        history.steps, history.train_loss, color=ORANGE, alpha=0.7, label=tr("training batches")
     )
     loss_ax.axhline(
         history.entropy_rate,
@@ -64,7 +65,7 @@ def training_figure(
 # One colour, line style and marker per rule, so that curves stay apart in print and for
 # colour-blind readers; the verb, the rule the course follows, is drawn thickest.
 RULE_COLOURS = (
-    "#3b6ea8", "#e08a2c", "#4c9a5b", "#b5495b", "#7b5ea8", "#8c6d31",
+    BLUE, ORANGE, GREEN, RED, "#7b5ea8", "#8c6d31",
     "#d36fb0", "#5f5f5f", "#1f9eae", "#b8a200", "#222222",
 )  # fmt: skip
 RULE_STYLES = (
@@ -132,7 +133,7 @@ def rule_kl_figure(
     if kl_target is not None:
         ax.axhline(
             kl_target,
-            color="#b5495b",
+            color=RED,
             linestyle=(0, (2, 2)),
             linewidth=1,
             label=tr("target {target}", target=kl_target),

@@ -13,6 +13,7 @@ from matplotlib.patches import Polygon
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, check_labels, keep_labels_apart, to_numpy
+from .style import BLUE, LIGHT_GREY
 
 
 def convex_hull(points: np.ndarray) -> np.ndarray:
@@ -66,7 +67,7 @@ class WeightedAverageCanvas(Canvas):
             artist.remove()
         ax = self.ax
         hull = convex_hull(V)
-        outline = Polygon(hull, closed=True, facecolor="#e8eef6", edgecolor="#3b6ea8", zorder=0)
+        outline = Polygon(hull, closed=True, facecolor="#e8eef6", edgecolor=BLUE, zorder=0)
         self._artists = [ax.add_patch(outline)]
         o = a @ V
         labels_drawn = []
@@ -83,7 +84,7 @@ class WeightedAverageCanvas(Canvas):
             labels_drawn.append(label)
             self._artists.append(label)
             self._artists.append(
-                ax.plot([o[0], x], [o[1], y], color="#999999", linewidth=0.5 + 3 * a[j], zorder=1)[
+                ax.plot([o[0], x], [o[1], y], color=LIGHT_GREY, linewidth=0.5 + 3 * a[j], zorder=1)[
                     0
                 ]
             )

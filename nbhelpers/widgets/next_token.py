@@ -13,6 +13,7 @@ from ..corpus import EOS, JapaneseGrammar
 from ..experiments.heldout import check_model_fits_grammar
 from ..figures.bars import BarCanvas
 from ..figures.next_token import next_token_figure
+from ..figures.style import RED
 from ..gpt1 import GPT1
 from ..inference import next_token_distribution
 from ..statistics import kl_divergence
@@ -20,7 +21,7 @@ from ..support.language import tr
 from .base import FigureExplorer, temperature_slider
 
 EXAMPLE_PREFIXES = ("", "犬 が 河岸 を", "鳥 が", "魚 が 川 を", "猫 が 公園 を 歩く ので")
-ERROR_COLOUR = "#b5495b"
+ERROR_COLOUR = RED
 
 
 class NextTokenExplorer(FigureExplorer):

@@ -1,0 +1,29 @@
+"""The course's colours, and the one rule for text drawn on a coloured cell: every figure
+takes them from here, so a colour means the same thing in every notebook."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Series in a fixed order (blue, orange, green, red): the first series of any figure is blue.
+SERIES = ("#3b6ea8", "#e08a2c", "#4c9a5b", "#b5495b")
+BLUE, ORANGE, GREEN, RED = SERIES
+INK = "#333333"  # dark text and outlines that are not data
+GREY = "#555555"  # reference lines, annotations, the second voice of a figure
+MID_GREY = "#777777"
+LIGHT_GREY = "#999999"  # what is faded: past steps, guides
+PALE_GREY = "#bbbbbb"
+BLOCKED = "#707070"  # the × of a masked cell
+LUMINANCE = np.array([0.299, 0.587, 0.114])  # ITU-R BT.601 weights of R, G, B
+
+
+def text_colours(rgba: np.ndarray) -> np.ndarray:
+    """ "black" on a light cell, "white" on a dark one, judged by the cell colour's luminance
+    (rgba (..., 4) in [0, 1]), so numbers stay legible on any colour map."""
+    light = np.asarray(rgba)[..., :3] @ LUMINANCE > 0.5
+    return np.where(light, "black", "white")
+
+
+def cell_text_colours(image, values) -> np.ndarray:
+    """text_colours for the cells of an imshow `image` holding `values`."""
+    return text_colours(image.cmap(image.norm(values)))
