@@ -346,3 +346,17 @@ def parameter_breakdown(model: GPT1) -> dict[str, int]:
         "feed-forward (two linear layers)": size(b.ffn for b in blocks),
         "LayerNorm gains and biases": size([*(b.ln_1 for b in blocks), *(b.ln_2 for b in blocks)]),
     }
+
+
+def part_label(part: str) -> str:
+    """One of parameter_breakdown's parts in the learner's language (the keys stay English)."""
+    labels = {
+        "W_e token embedding (also the output layer)": tr(
+            "W_e token embedding (also the output layer)"
+        ),
+        "W_p position embedding": tr("W_p position embedding"),
+        "attention W_Q, W_K, W_V, W_O": tr("attention W_Q, W_K, W_V, W_O"),
+        "feed-forward (two linear layers)": tr("feed-forward (two linear layers)"),
+        "LayerNorm gains and biases": tr("LayerNorm gains and biases"),
+    }
+    return labels.get(part, part)

@@ -24,7 +24,8 @@ ALLOWED = {
     *"pytorch torch numpy jupyterlab gpt bpe utf cpu cuda gpu mps sdpa flash math einsum".split(),
     *"softmax float int bool dtype nan inf kib mib gib ms nats kl api png ok ids".split(),
     *"attention scaled_dot_product_attention nbhelpers tensor true false none yes".split(),
-    *"cos sin log exp diag argmax argmin logsumexp autograd eps".split(),  # math, torch names
+    *"cos sin log exp diag argmax argmin logsumexp autograd eps tanh".split(),  # math
+    *"view transpose reshape contiguous meta".split(),  # torch's methods and devices
     *(word.lower() for word in keyword.kwlist),  # Python's own: `raise NotImplementedError`
 }
 # The error figure of a check line keeps its English marker in every language (nbval.cfg
@@ -39,6 +40,7 @@ IGNORED = (
     re.compile(r"^\s*[✓✗…!] \w+"),
     re.compile(r"'[^']*'"),
     re.compile(r"`[^`]*`"),
+    re.compile(r"one-hot"),  # the glossary keeps the term: one-hot ベクトル
 )
 # A word, not an identifier: not inside a name or a dotted path (model.W_e), not called, not
 # a keyword argument (`Linear(in_features=8, bias=True)` is code in any language).

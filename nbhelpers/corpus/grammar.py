@@ -158,7 +158,9 @@ class JapaneseGrammar:
         self._compile()
 
     def __repr__(self) -> str:
-        return f"JapaneseGrammar({self.tokenizer.vocab_size} tokens, {len(self.states)} states)"
+        return (
+            f"JapaneseGrammar(vocab_size={self.tokenizer.vocab_size}, n_states={len(self.states)})"
+        )
 
     # --- the rules ------------------------------------------------------------------------
 

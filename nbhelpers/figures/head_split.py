@@ -46,7 +46,7 @@ def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None =
     height, y = 1.3, 1.1
     steps = [
         (0.3, 1.6, False, "$Q = XW^Q$", f"({n}, {d_model})"),
-        (2.7, 2.2, True, tr("view + transpose"), f"({n_heads}, {n}, {d_head})"),
+        (2.7, 2.2, True, "view() + transpose()", f"({n_heads}, {n}, {d_head})"),
         (5.7, 2.2, True, tr("attention, head by head"), f"({n_heads}, {n}, {d_head})"),
         (8.5, 1.6, False, tr("merge: Concat"), f"({n}, {d_model})"),
     ]
@@ -61,7 +61,7 @@ def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None =
             part = width / n_heads
             for r in range(n_heads):
                 left = x + r * (part + 0.12)
-                ax.text(left + part / 2, y - 0.12, f"head {r}", ha="center", va="top",
+                ax.text(left + part / 2, y - 0.12, tr("head {k}", k=r), ha="center", va="top",
                         fontsize=9, rotation=90 if n_heads > 4 else 0)  # fmt: skip
     for (_, end), (start, _) in zip(ends, ends[1:], strict=False):
         ax.annotate("", (start - 0.08, y + height / 2), (end + 0.08, y + height / 2),

@@ -317,7 +317,7 @@ class HeadGridCanvas(Canvas):
         )
         images_axes = (self.concat_ax, self.output_ax)
         self.concat_ax.set_title("Concat(head_1, …, head_h)", fontsize=TITLE_PT)
-        self.output_ax.set_title("output = Concat(…) W_O", fontsize=TITLE_PT)
+        self.output_ax.set_title(tr("output = Concat(…) W_O"), fontsize=TITLE_PT)
         # Cell numbers, in a font chosen from the cell size now that the layout is final.
         head_size = cell_font_size(self.head_axes[0], n, n, ".00")
         self.head_numbers = [_cell_numbers(ax, n, n, head_size) for ax in self.head_axes]

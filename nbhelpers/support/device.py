@@ -8,6 +8,8 @@ import warnings
 
 import torch
 
+from .language import tr
+
 DEVICE_ENV_VAR = "NBHELPERS_DEVICE"
 KNOWN_DEVICES = ("cpu", "cuda", "mps")
 
@@ -55,7 +57,10 @@ def device_name(device: torch.device | str | None = None) -> str:
         return torch.cuda.get_device_name(device)
     if device.type == "mps":
         return "Apple GPU (MPS)"
-    return f"CPU ({platform.machine() or 'unknown'}, {torch.get_num_threads()} threads)"
+    machine = platform.machine() or tr("unknown")
+    return tr(
+        "CPU ({machine}, {threads} threads)", machine=machine, threads=torch.get_num_threads()
+    )
 
 
 def sdpa_kernels(device: torch.device | str | None = None) -> dict[str, bool]:
@@ -91,9 +96,19 @@ def sdpa_kernels(device: torch.device | str | None = None) -> dict[str, bool]:
 def describe_environment(device: torch.device | str | None = None) -> str:
     """A short banner: torch version, device, and the attention kernels it offers."""
     device = torch.device(device) if device is not None else get_device()
-    kernels = sdpa_kernels(device)
-    kernel_list = ", ".join(f"{name} {'yes' if ok else 'no'}" for name, ok in kernels.items())
+    names = {"flash": "flash", "memory-efficient": tr("memory-efficient"), "math": "math"}
+    kernel_list = tr(", ").join(
+        f"{names[name]} {tr('yes') if ok else tr('no')}"
+        for name, ok in sdpa_kernels(device).items()
+    )
+    device_line = tr(
+        "torch {version} | device: {device} = {name}",
+        version=torch.__version__,
+        device=device.type,
+        name=device_name(device),
+    )
     return (
-        f"torch {torch.__version__} | device: {device.type} = {device_name(device)}\n"
-        f"scaled_dot_product_attention kernels: {kernel_list}"
+        device_line
+        + "\n"
+        + tr("scaled_dot_product_attention kernels: {kernels}", kernels=kernel_list)
     )
