@@ -26,6 +26,8 @@ def install() -> None:
     def recording_draw(self, renderer):
         text = self.get_text()
         if self.get_visible() and text.strip() and _cell["index"] >= 0:
+            if "monospace" in self.get_family():  # code, in the font code is shown in
+                text = f"`{text}`"
             seen = RECORDED.setdefault(_cell["index"], [])
             if text not in seen:
                 seen.append(text)

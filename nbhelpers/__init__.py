@@ -71,6 +71,7 @@ _MODULES = {
         "AttentionMatrixExplorer",
         "AttentionMemoryExplorer",
         "BPEExplorer",
+        "BrowserHeatmap",
         "CausalityExplorer",
         "DotProductGeometryExplorer",
         "EmbeddingExplorer",

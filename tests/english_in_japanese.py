@@ -25,7 +25,9 @@ ALLOWED = {
     *"softmax float int bool dtype nan inf kib mib gib ms nats kl api png ok ids".split(),
     *"attention scaled_dot_product_attention nbhelpers tensor true false none yes".split(),
     *"cos sin log exp diag argmax argmin logsumexp autograd eps tanh".split(),  # math
-    *"view transpose reshape contiguous meta".split(),  # torch's methods and devices
+    *"view transpose reshape contiguous meta concat".split(),  # torch's methods, devices
+    *"transformer vaswani radford linux".split(),  # proper names
+    *"passed failed".split(),  # an exercise's status, a value code compares with
     *(word.lower() for word in keyword.kwlist),  # Python's own: `raise NotImplementedError`
 }
 # The error figure of a check line keeps its English marker in every language (nbval.cfg
@@ -40,7 +42,8 @@ IGNORED = (
     re.compile(r"^\s*[✓✗…!] \w+"),
     re.compile(r"'[^']*'"),
     re.compile(r"`[^`]*`"),
-    re.compile(r"one-hot"),  # the glossary keeps the term: one-hot ベクトル
+    re.compile(r"one-hot|pre-LN|post-LN"),  # terms the glossary keeps as they are
+    re.compile(r"^\s*\(\w+\): "),  # a torch module's child in its repr: (attn): ...
 )
 # A word, not an identifier: not inside a name or a dotted path (model.W_e), not called, not
 # a keyword argument (`Linear(in_features=8, bias=True)` is code in any language).
@@ -78,6 +81,8 @@ def english_lines(path: Path) -> list[tuple[str, str, list[str]]]:
             continue
         for text in drawn.get(cell.get("id"), []):
             for line in MATH.sub(" ", text).splitlines():
+                for pattern in IGNORED:
+                    line = pattern.sub("", line)
                 words = [w for w in WORD.findall(line) if w.lower() not in ALLOWED]
                 if words:
                     found.append((cell.get("id", "?"), f"figure: {line.strip()}", words))

@@ -1,10 +1,12 @@
-"""Interactive explorers, one module per notebook, all built on `FigureExplorer`."""
+"""Interactive explorers, one module per notebook: kernel-drawn ones built on `FigureExplorer`
+(PNG in an ipywidgets.Image), and `BrowserHeatmap`, drawn in the browser (anywidget)."""
 
 from .attention_explorer import AttentionExplorer
 from .attention_matrix import AttentionMatrixExplorer
 from .attention_memory import AttentionMemoryExplorer
 from .base import FigureExplorer
 from .bpe import BPEExplorer
+from .browser_heatmap import BrowserHeatmap
 from .causality import CausalityExplorer
 from .dot_product_geometry import DotProductGeometryExplorer
 from .embeddings import EmbeddingExplorer
@@ -21,6 +23,7 @@ __all__ = [
     "AttentionMatrixExplorer",
     "AttentionMemoryExplorer",
     "BPEExplorer",
+    "BrowserHeatmap",
     "CausalityExplorer",
     "DotProductGeometryExplorer",
     "EmbeddingExplorer",

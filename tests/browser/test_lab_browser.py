@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 
-from browser.find_browser import HOW_TO_INSTALL, LOOKED_FOR, BrowserSettingError, find_browser
 from notebook_tools import NOTEBOOKS, ROOT, has_widget
 
 ARTIFACTS = ROOT / "artifacts" / "browser"
@@ -158,35 +157,6 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        try:
-            executable = find_browser(playwright_chromium=lambda: p.chromium.executable_path)
-        except BrowserSettingError as error:
-            pytest.fail(str(error), pytrace=False)
-        if executable is None:
-            message = f"no Chromium or Chrome found (looked for {LOOKED_FOR}); install one: "
-            if os.environ.get("CI"):
-                pytest.fail(f"CI runs the browser tests: {message}{HOW_TO_INSTALL}")
-            pytest.skip(f"browser tests skipped: {message}{HOW_TO_INSTALL}")
-        browser = p.chromium.launch(
-            executable_path=str(executable),
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        yield browser
-        browser.close()
-
-
-@pytest.fixture(scope="module")
 def page(browser, lab):
     """One JupyterLab page for every notebook: the app loads once, each test opens its own
     notebook in it and closes it (and its kernel) at the end."""
@@ -264,4 +234,55 @@ def test_run_all_and_move_a_slider(path, page):
     print(
         f"\n{relative}: slider -> new image median {result['slider_to_image_ms_median']} ms "
         f"over {SLIDER_PRESSES} moves; notebook run + interaction {result['seconds']} s"
+    )
+
+
+HEATMAP_NOTEBOOK = ROOT / "notebooks" / "04_masked_self_attention.ipynb"
+HEATMAP_PRESSES = 20
+
+
+def test_the_browser_heatmap_redraws_in_the_page(page):
+    """Notebook 04's BrowserHeatmap, in JupyterLab: its temperature slider redraws the
+    heatmap in the page, no kernel involved; the key-to-redraw times are printed beside the
+    kernel-drawn explorers' (the same run, the same machine)."""
+    relative = HEATMAP_NOTEBOOK.relative_to(ROOT).as_posix()
+    page.evaluate(
+        "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
+        relative,
+    )
+    try:
+        page.wait_for_function(KERNEL_READY, arg=relative, timeout=90_000)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_function(ALL_EXECUTED, timeout=300_000, polling=200)
+        assert page.evaluate(ERRORS) == []
+        heatmap = page.locator(".nbh-heatmap").first
+        heatmap.wait_for(timeout=30_000)
+        heatmap.scroll_into_view_if_needed()
+        widget = page.locator(".nbh-heatmap").first.locator("xpath=..")
+        canvas = heatmap.locator("canvas")
+        before = canvas.screenshot()
+        slider = heatmap.locator("input[type=range]").first
+        slider.focus()
+        for _ in range(HEATMAP_PRESSES):
+            slider.press("ArrowRight")
+        timings = widget.evaluate("el => el.nbhTimings")
+        assert len(timings) == HEATMAP_PRESSES, "each key press redraws once"
+        assert canvas.screenshot() != before, "the heatmap did not change"
+        heatmap.screenshot(path=str(ARTIFACTS / "04-browser-heatmap.png"))
+    finally:
+        page.evaluate(CLOSE_NOTEBOOK)
+    result = {
+        "notebook": relative,
+        "explorer": "BrowserHeatmap (JupyterLab)",
+        "key_to_redraw_ms_median": round(statistics.median(timings), 2),
+        "key_to_redraw_ms_worst": round(max(timings), 2),
+        "first_key_ms": round(timings[0], 2),
+    }
+    with open(ARTIFACTS / "latency.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps(result, ensure_ascii=False) + "\n")
+    print(
+        f"\n{relative}: BrowserHeatmap key -> redraw median {result['key_to_redraw_ms_median']} "
+        f"ms, worst {result['key_to_redraw_ms_worst']} ms, first {result['first_key_ms']} ms "
+        f"over {HEATMAP_PRESSES} presses, in the page"
     )

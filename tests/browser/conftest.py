@@ -1,0 +1,39 @@
+"""The browser the browser tests drive: found as find_browser.py says; with none they are
+skipped with one line saying what was looked for (under CI=true they fail)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from browser.find_browser import HOW_TO_INSTALL, LOOKED_FOR, BrowserSettingError, find_browser
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        try:
+            executable = find_browser(playwright_chromium=lambda: p.chromium.executable_path)
+        except BrowserSettingError as error:
+            pytest.fail(str(error), pytrace=False)
+        if executable is None:
+            message = f"no Chromium or Chrome found (looked for {LOOKED_FOR}); install one: "
+            if os.environ.get("CI"):
+                pytest.fail(f"CI runs the browser tests: {message}{HOW_TO_INSTALL}")
+            pytest.skip(f"browser tests skipped: {message}{HOW_TO_INSTALL}")
+        browser = p.chromium.launch(
+            executable_path=str(executable),
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        yield browser
+        browser.close()
