@@ -6,7 +6,9 @@ translation keeps the English text's {placeholders}."""
 from __future__ import annotations
 
 import ast
+import shutil
 import string
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -147,3 +149,15 @@ def test_unknown_languages_are_refused(monkeypatch, restore_language):
     monkeypatch.setenv(lang.ENVIRONMENT_VARIABLE, "de")
     with pytest.raises(ValueError, match="NBHELPERS_LANG must be one of"):
         lang.language()
+
+
+@pytest.mark.skipif(shutil.which("msgfmt") is None, reason="GNU gettext's msgfmt is not installed")
+@pytest.mark.parametrize("path", CATALOGUES, ids=lambda p: p.name)
+def test_gettext_accepts_each_catalogue(path, tmp_path):
+    # GNU msgfmt's own checks (-c): the header, and the format flags against each text
+    result = subprocess.run(
+        ["msgfmt", "-c", "-o", str(tmp_path / "out.mo"), str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
