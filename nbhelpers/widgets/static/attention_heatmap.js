@@ -79,6 +79,10 @@ function render({ model, el }) {
   const t = model.get("texts");
   const root = document.createElement("div");
   root.className = "nbh-heatmap";
+  // Arrow keys move this widget's sliders, not JupyterLab's cell selection: Lumino skips its
+  // shortcuts inside an element so marked, and nothing else above should see the keys either.
+  root.dataset.lmSuppressShortcuts = "true";
+  root.addEventListener("keydown", (event) => event.stopPropagation());
   root.innerHTML = `<style>
     .nbh-heatmap { font: 13px system-ui, sans-serif; color: #222; }
     .nbh-controls { display: flex; gap: 18px; align-items: center; flex-wrap: wrap; margin: 4px 0 8px; }
