@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .support.language import tr
+
 TOKENS = ("犬", "が", "河岸", "を", "歩く")
 FEATURES = ("animal", "place", "particle", "action")
 KEY_FEATURES = ("is an animal", "is a place")
@@ -76,7 +78,9 @@ def running_example(
 ) -> RunningExample:
     """The hand-built 犬 / が / 河岸 / を / 歩く example, on `device` in `dtype`."""
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
-        raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+        raise ValueError(
+            tr("dtype must be a floating-point torch.dtype, got {dtype!r}", dtype=dtype)
+        )
 
     def tensor(rows):
         return torch.tensor(rows, dtype=dtype, device=device)

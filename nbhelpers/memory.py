@@ -30,7 +30,9 @@ def attention_memory(
     for name, value in (("n", n), ("heads", heads), ("d_k", d_k), ("batch", batch)):
         check_positive_int(name, value)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+        raise ValueError(
+            tr("dtype must be a floating-point torch.dtype, got {dtype!r}", dtype=dtype)
+        )
     size = torch.finfo(dtype).bits // 8
     matrix = batch * heads * n * n * size
     output = batch * heads * n * d_k * size

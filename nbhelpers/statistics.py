@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from .support.language import tr
 from .support.validation import check_float_tensor, check_positive_int
 
 
@@ -54,7 +55,9 @@ def dot_product_variance(
     """
     check_positive_int("samples", samples)
     if samples < 2:  # one product has no spread: torch would return NaN without a word
-        raise ValueError(f"samples must be >= 2 to estimate a variance, got {samples}")
+        raise ValueError(
+            tr("samples must be >= 2 to estimate a variance, got {samples}", samples=samples)
+        )
     products = random_dot_products(d_k, samples, scale=scale, generator=generator, device=device)
     return float(products.var())
 
@@ -66,7 +69,7 @@ def row_entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """
     check_float_tensor("weights", weights, min_rank=1)
     if torch.isnan(weights).any():  # NaN > 0 is False: it would pass silently as a 0 weight
-        raise ValueError("weights must not hold NaN (a row of plain softmax over all -inf?)")
+        raise ValueError(tr("weights must not hold NaN (a row of plain softmax over all -inf?)"))
     logs = torch.log(weights.clamp_min(torch.finfo(weights.dtype).tiny))
     return -(torch.where(weights > 0, weights * logs, torch.zeros_like(weights))).sum(dim=dim)
 
@@ -79,7 +82,12 @@ def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
     ns, values = np.asarray(ns, dtype=float), np.asarray(values, dtype=float)
     keep = (ns > 0) & (values > 0) & np.isfinite(values)
     if keep.sum() < 2:
-        raise ValueError(f"need at least 2 positive points to fit a slope, got {int(keep.sum())}")
+        raise ValueError(
+            tr(
+                "need at least 2 positive points to fit a slope, got {positive}",
+                positive=int(keep.sum()),
+            )
+        )
     slope, _ = np.polyfit(np.log(ns[keep]), np.log(values[keep]), 1)
     return float(slope)
 
@@ -95,7 +103,11 @@ def kl_divergence(true_probs: torch.Tensor, model_probs: torch.Tensor, dim: int 
     q = torch.as_tensor(model_probs).double().to(p.device)
     if p.shape != q.shape:
         raise ValueError(
-            f"true_probs {tuple(p.shape)} and model_probs {tuple(q.shape)} must have one shape"
+            tr(
+                "true_probs {p_shape} and model_probs {q_shape} must have one shape",
+                p_shape=tuple(p.shape),
+                q_shape=tuple(q.shape),
+            )
         )
     possible = p > 0
     log_ratio = torch.log(torch.where(possible, p, 1.0)) - torch.log(q)

@@ -268,7 +268,12 @@ def train_your_gpt1(
     from ..experiments.pretraining import corpus_model_config, learning_rate
 
     if not isinstance(parts, Parts):
-        raise TypeError(f"parts must come from use_parts(...), got {type(parts).__name__}")
+        raise TypeError(
+            tr(
+                "parts must come from use_parts(...), got {parts_type}",
+                parts_type=type(parts).__name__,
+            )
+        )
     check_positive_int("steps", steps)
     check_seed("seed", seed)
     check_positive_number("seconds", seconds)

@@ -275,8 +275,12 @@ def check_function(name: str, answer) -> None:
     """The checker's own misuse: the answer must be a function, not a class or a value."""
     if inspect.isclass(answer) or not callable(answer):
         raise TypeError(
-            f"{name} must be a function (pass the function itself, not its result), "
-            f"got {type(answer).__name__ if not inspect.isclass(answer) else 'a class'}"
+            tr(
+                "{name} must be a function (pass the function itself, not its result), got "
+                "{got_type}",
+                name=name,
+                got_type=type(answer).__name__ if not inspect.isclass(answer) else "a class",
+            )
         )
 
 
@@ -284,8 +288,12 @@ def check_class(name: str, answer) -> None:
     """The checker's own misuse: the answer must be a class (an nn.Module subclass)."""
     if not inspect.isclass(answer):
         raise TypeError(
-            f"{name} must be a class (an nn.Module subclass, not an instance or a function), "
-            f"got {type(answer).__name__}"
+            tr(
+                "{name} must be a class (an nn.Module subclass, not an instance or a function), "
+                "got {got_type}",
+                name=name,
+                got_type=type(answer).__name__,
+            )
         )
 
 
@@ -345,8 +353,13 @@ def linear_weights(module: nn.Module, *names: str) -> dict[str, nn.Linear]:
         layer = getattr(module, name, None)
         if not isinstance(layer, nn.Linear):
             raise AttributeError(
-                f"{type(module).__name__} needs an attribute {name} that is an nn.Linear, got "
-                f"{type(layer).__name__}"
+                tr(
+                    "{module_type} needs an attribute {name} that is an nn.Linear, got "
+                    "{layer_type}",
+                    module_type=type(module).__name__,
+                    name=name,
+                    layer_type=type(layer).__name__,
+                )
             )
         found[name] = layer
     return found

@@ -131,8 +131,13 @@ def check_causal_multi_head(cls) -> CheckResult:
             W = linear_weights(module, "W_QKV", "W_O")
             if W["W_QKV"].out_features != 3 * d_model:
                 raise AttributeError(
-                    f"W_QKV must be nn.Linear(d_model, 3 * d_model) = nn.Linear({d_model}, "
-                    f"{3 * d_model}), got out_features={W['W_QKV'].out_features}"
+                    tr(
+                        "W_QKV must be nn.Linear(d_model, 3 * d_model) = nn.Linear({d_model}, "
+                        "{three_d_model}), got out_features={out_features}",
+                        d_model=d_model,
+                        three_d_model=3 * d_model,
+                        out_features=W["W_QKV"].out_features,
+                    )
                 )
             n = x.shape[-2]
             blocked = torch.ones(n, n, dtype=torch.bool).triu(1)

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..support.language import tr
 from .core import bias_of, linear_weights
 
 
@@ -23,18 +24,29 @@ def reference_attention(Q, K, V, mask=None):
 def block_parts(block: nn.Module):
     attn = getattr(block, "attn", None)
     if attn is None:
-        raise AttributeError(f"{type(block).__name__} needs an attribute attn")
+        raise AttributeError(
+            tr("{block_type} needs an attribute attn", block_type=type(block).__name__)
+        )
     W = linear_weights(attn, "W_Q", "W_K", "W_V", "W_O")
     norms = []
     for name in ("ln_1", "ln_2"):
         norm = getattr(block, name, None)
         if not isinstance(norm, nn.LayerNorm):
-            raise AttributeError(f"{type(block).__name__} needs {name}, an nn.LayerNorm")
+            raise AttributeError(
+                tr(
+                    "{block_type} needs {name}, an nn.LayerNorm",
+                    block_type=type(block).__name__,
+                    name=name,
+                )
+            )
         norms.append(norm)
     ffn = getattr(block, "ffn", None)
     if not (isinstance(ffn, nn.Sequential) and len(ffn) == 3):
         raise AttributeError(
-            f"{type(block).__name__} needs ffn = nn.Sequential(nn.Linear, nn.GELU, nn.Linear)"
+            tr(
+                "{block_type} needs ffn = nn.Sequential(nn.Linear, nn.GELU, nn.Linear)",
+                block_type=type(block).__name__,
+            )
         )
     return W, norms, ffn
 

@@ -26,6 +26,7 @@ from torch import nn
 
 from ..gpt1 import GPT1Block
 from ..multihead import check_divisible
+from ..support.language import tr
 from ..support.validation import check_positive_int, check_seed, is_number
 
 # A seconds-long CPU run; deeper, the plain stack's numbers (about 1e-4 lost per block at
@@ -77,7 +78,7 @@ def rms(x: torch.Tensor) -> torch.Tensor:
 
 def check_switch(name: str, value) -> None:
     if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
+        raise TypeError(tr("{name} must be True or False, got {value!r}", name=name, value=value))
 
 
 def block_forward(
@@ -93,13 +94,15 @@ def block_forward(
     LayerNorm in front of its sublayer, as GPT-2 does: h + attn(ln_1(h)), then
     h + ffn(ln_2(h)) (it needs the residuals and the LayerNorms on)."""
     if not isinstance(block, GPT1Block):
-        raise TypeError(f"block must be a GPT1Block, got {type(block).__name__}")
+        raise TypeError(
+            tr("block must be a GPT1Block, got {block_type}", block_type=type(block).__name__)
+        )
     check_switch("residual", residual)
     check_switch("layer_norm", layer_norm)
     check_switch("pre_ln", pre_ln)
     if pre_ln:
         if not (residual and layer_norm):
-            raise ValueError("pre_ln=True needs residual=True and layer_norm=True")
+            raise ValueError(tr("pre_ln=True needs residual=True and layer_norm=True"))
         h = h + block.attn(block.ln_1(h))
         return h + block.ffn(block.ln_2(h))
     attended = block.attn(h)
@@ -113,15 +116,21 @@ def block_forward(
 
 def check_init_std(init_std) -> None:
     if not is_number(init_std) or not 0 < init_std < float("inf"):
-        raise ValueError(f"init_std must be a positive number, got {init_std!r}")
+        raise ValueError(
+            tr("init_std must be a positive number, got {init_std!r}", init_std=init_std)
+        )
 
 
 def check_stack_sizes(depth, d_model, n_heads, n_tokens, batch, seed) -> None:
     check_positive_int("depth", depth)
     if depth > MAX_DEPTH:
         raise ValueError(
-            f"depth must be at most {MAX_DEPTH} (deeper, the plain stack's activations "
-            f"underflow even in float64), got {depth}"
+            tr(
+                "depth must be at most {MAX_DEPTH} (deeper, the plain stack's activations "
+                "underflow even in float64), got {depth}",
+                MAX_DEPTH=MAX_DEPTH,
+                depth=depth,
+            )
         )
     for name, value in (("n_tokens", n_tokens), ("batch", batch)):
         check_positive_int(name, value)
@@ -147,7 +156,12 @@ def deep_stack(
     if generator is None:
         generator = torch.Generator().manual_seed(0)
     elif not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {generator!r}")
+        raise TypeError(
+            tr(
+                "generator must be a torch.Generator or None, got {generator!r}",
+                generator=generator,
+            )
+        )
     # nn.Linear draws its default initialisation from the global generator; fork it so that
     # building this stack leaves the rest of a notebook's random numbers as they were.
     with torch.random.fork_rng(devices=[]):

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..multihead import MultiHeadAttention, check_divisible
+from ..support.language import tr
 from ..support.threads import check_cpu_threads
 from ..support.threads import cpu_threads as threads_for_cpu
 from ..support.validation import (
@@ -60,11 +61,19 @@ def subject_previous_batch(
     check_positive_int("vocab_size", vocab_size)
     if not is_int(n) or n < 3:
         raise ValueError(
-            f"n must be an int >= 3 (position 2 is the first whose previous token is not the "
-            f"subject), got {n!r}"
+            tr(
+                "n must be an int >= 3 (position 2 is the first whose previous token is not the "
+                "subject), got {n!r}",
+                n=n,
+            )
         )
     if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator)}")
+        raise TypeError(
+            tr(
+                "generator must be a torch.Generator or None, got {generator_type}",
+                generator_type=type(generator),
+            )
+        )
     tokens = torch.randint(0, vocab_size, (batch_size, n), generator=generator)
     subject = tokens[:, :1].expand(-1, n - 1)
     previous = tokens[:, :-1]
@@ -99,12 +108,21 @@ class SubjectPreviousModel(nn.Module):
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         """(..., n) token ids -> (..., n, d_model): token plus position embedding."""
         if not isinstance(tokens, torch.Tensor) or tokens.is_floating_point():
-            raise TypeError(f"tokens must be a tensor of integer token ids, got {tokens!r:.60}")
+            raise TypeError(
+                tr(
+                    "tokens must be a tensor of integer token ids, got {tokens!r:.60}",
+                    tokens=tokens,
+                )
+            )
         n = tokens.shape[-1]
         if n > self.n_ctx:
-            raise ValueError(f"tokens has {n} positions, the model holds n_ctx={self.n_ctx}")
+            raise ValueError(
+                tr("tokens has {n} positions, the model holds n_ctx={n_ctx}", n=n, n_ctx=self.n_ctx)
+            )
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
-            raise ValueError(f"tokens must lie in [0, vocab_size={self.vocab_size})")
+            raise ValueError(
+                tr("tokens must lie in [0, vocab_size={vocab_size})", vocab_size=self.vocab_size)
+            )
         return self.token_embedding(tokens) + self.position_embedding.weight[:n]
 
     def forward(self, tokens: torch.Tensor, return_weights: bool = False):
@@ -130,12 +148,22 @@ class Accuracy(NamedTuple):
 def accuracy(model: SubjectPreviousModel, tokens: torch.Tensor, targets: torch.Tensor) -> Accuracy:
     """How often the model names the subject, the previous token, and both (positions i >= 1)."""
     if not isinstance(model, SubjectPreviousModel):
-        raise TypeError(f"model must be a SubjectPreviousModel, got {type(model).__name__}")
+        raise TypeError(
+            tr(
+                "model must be a SubjectPreviousModel, got {model_type}",
+                model_type=type(model).__name__,
+            )
+        )
     n = tokens.shape[-1]
     if tuple(targets.shape) != (*tokens.shape[:-1], n - 1, 2):
         raise ValueError(
-            f"targets must be (..., n - 1, 2) = {(*tokens.shape[:-1], n - 1, 2)} for tokens of "
-            f"shape {tuple(tokens.shape)}, got {tuple(targets.shape)}"
+            tr(
+                "targets must be (..., n - 1, 2) = {expected_shape} for tokens of shape "
+                "{tokens_shape}, got {targets_shape}",
+                expected_shape=(*tokens.shape[:-1], n - 1, 2),
+                tokens_shape=tuple(tokens.shape),
+                targets_shape=tuple(targets.shape),
+            )
         )
     with torch.no_grad():
         right = model(tokens)[..., 1:, :, :].argmax(-1) == targets  # (..., n - 1, 2)
@@ -167,26 +195,40 @@ def head_shares(weights: torch.Tensor) -> list[HeadShares]:
     """
     if not isinstance(weights, torch.Tensor) or not weights.is_floating_point():
         raise TypeError(
-            f"weights must be a floating-point torch.Tensor (..., h, n, n), got "
-            f"{type(weights).__name__}"
-            + (f" of dtype {weights.dtype}" if isinstance(weights, torch.Tensor) else "")
+            tr(
+                "weights must be a floating-point torch.Tensor (..., h, n, n), got {got_type}",
+                got_type=type(weights).__name__,
+            )
+            + (
+                tr(" of dtype {dtype}", dtype=weights.dtype)
+                if isinstance(weights, torch.Tensor)
+                else ""
+            )
         )
     if weights.dim() < 3 or weights.shape[-1] != weights.shape[-2]:
         raise ValueError(
-            f"weights must be (..., h, n, n), one square matrix per head, got shape "
-            f"{tuple(weights.shape)}"
+            tr(
+                "weights must be (..., h, n, n), one square matrix per head, got shape "
+                "{weights_shape}",
+                weights_shape=tuple(weights.shape),
+            )
         )
     n = weights.shape[-1]
     if n < 3:
         raise ValueError(
-            f"weights must cover n >= 3 positions (from query 2 on, the previous token is not "
-            f"the first), got n={n}"
+            tr(
+                "weights must cover n >= 3 positions (from query 2 on, the previous token is not "
+                "the first), got n={n}",
+                n=n,
+            )
         )
     sums = weights.sum(-1)
     if (weights < 0).any() or not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
         raise ValueError(
-            "weights must be attention weights: non-negative, each row summing to 1 "
-            "(scores before the softmax will not do)"
+            tr(
+                "weights must be attention weights: non-negative, each row summing to 1 (scores "
+                "before the softmax will not do)"
+            )
         )
     per_head = weights.detach().reshape(-1, *weights.shape[-3:]).mean(0)  # (h, n, n)
     queries = torch.arange(2, n)

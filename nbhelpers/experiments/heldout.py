@@ -24,6 +24,7 @@ from ..corpus import JapaneseGrammar
 from ..corpus.grammar import RULES
 from ..gpt1 import GPT1, check_gpt1, evaluating
 from ..statistics import kl_divergence
+from ..support.language import tr
 from ..support.validation import check_positive_int
 
 
@@ -31,11 +32,20 @@ def check_model_fits_grammar(model: GPT1, grammar: JapaneseGrammar) -> None:
     """A GPT1 and a JapaneseGrammar whose tokenizer has the model's vocabulary size."""
     check_gpt1(model)
     if not isinstance(grammar, JapaneseGrammar):
-        raise TypeError(f"grammar must be a JapaneseGrammar, got {type(grammar).__name__}")
+        raise TypeError(
+            tr(
+                "grammar must be a JapaneseGrammar, got {grammar_type}",
+                grammar_type=type(grammar).__name__,
+            )
+        )
     if model.config.vocab_size != grammar.tokenizer.vocab_size:
         raise ValueError(
-            f"model.config.vocab_size={model.config.vocab_size} does not match the grammar's "
-            f"vocabulary of {grammar.tokenizer.vocab_size} tokens"
+            tr(
+                "model.config.vocab_size={vocab_size} does not match the grammar's vocabulary of "
+                "{grammar_vocab_size} tokens",
+                vocab_size=model.config.vocab_size,
+                grammar_vocab_size=grammar.tokenizer.vocab_size,
+            )
         )
 
 
@@ -103,7 +113,7 @@ def evaluate_by_rule(model: GPT1, heldout: HeldOut, chunk: int = 250) -> dict[st
     check_gpt1(model)
     check_positive_int("chunk", chunk)
     if heldout.rules is None:
-        raise ValueError("heldout.rules is None: make the held-out set with make_heldout")
+        raise ValueError(tr("heldout.rules is None: make the held-out set with make_heldout"))
     return measure(model, heldout, chunk).kl_by_rule
 
 

@@ -59,9 +59,16 @@ def nice_limit(largest: float) -> float:
 def _matrix(name: str, values, ndim: int = 2) -> np.ndarray:
     array = to_numpy(values)
     if array.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimensions, got shape {array.shape}")
+        raise ValueError(
+            tr(
+                "{name} must have {ndim} dimensions, got shape {array_shape}",
+                name=name,
+                ndim=ndim,
+                array_shape=array.shape,
+            )
+        )
     if not np.isfinite(array).all():
-        raise ValueError(f"{name} must be finite, but it holds NaN or ±inf")
+        raise ValueError(tr("{name} must be finite, but it holds NaN or ±inf", name=name))
     return array
 
 
@@ -273,18 +280,33 @@ class AttentionStepCanvas(Canvas):
         values = _matrix("values", values)
         if weights.shape != scores.shape:
             raise ValueError(
-                f"weights must have the shape of scores {scores.shape}, got {weights.shape}"
+                tr(
+                    "weights must have the shape of scores {scores_shape}, got {weights_shape}",
+                    scores_shape=scores.shape,
+                    weights_shape=weights.shape,
+                )
             )
         n, m = weights.shape
         if values.shape[0] != m:
             raise ValueError(
-                f"values must have one row per key: {m} rows for weights {weights.shape}, "
-                f"got {values.shape}"
+                tr(
+                    "values must have one row per key: {m} rows for weights {weights_shape}, got "
+                    "{values_shape}",
+                    m=m,
+                    weights_shape=weights.shape,
+                    values_shape=values.shape,
+                )
             )
         if not 1 <= m <= MAX_KEYS or not 1 <= values.shape[1] <= MAX_FEATURES:
             raise ValueError(
-                f"this figure shows 1 to {MAX_KEYS} keys and 1 to {MAX_FEATURES} value features, "
-                f"got {m} keys and {values.shape[1]} features"
+                tr(
+                    "this figure shows 1 to {MAX_KEYS} keys and 1 to {MAX_FEATURES} value "
+                    "features, got {m} keys and {features} features",
+                    MAX_KEYS=MAX_KEYS,
+                    MAX_FEATURES=MAX_FEATURES,
+                    m=m,
+                    features=values.shape[1],
+                )
             )
         check_row_index("query", query, n)
         rows = check_labels("row_labels", row_labels, n)
@@ -338,7 +360,7 @@ class AttentionStepCanvas(Canvas):
     def png(self) -> bytes:
         """The current figure as PNG bytes, repainting only the changing artists when it can."""
         if self._structure is None:
-            raise RuntimeError("nothing drawn yet: call draw(...) first")
+            raise RuntimeError(tr("nothing drawn yet: call draw(...) first"))
         if not self.blit:
             return figure_to_png(self.figure)
         if not self._blitter.ready:

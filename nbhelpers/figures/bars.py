@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..support.language import translate
+from ..support.language import tr, translate
 from .canvas import DPI, MIN_FONT_PT, Canvas, to_numpy
 from .style import SERIES
 
@@ -78,13 +78,18 @@ class BarCanvas(Canvas):
         labels = [str(label) for label in labels]
         # Checked here, or an empty chart fails deep inside numpy with a zero-size reduction.
         if not values:
-            raise ValueError("series must hold at least one sequence of values, got none")
+            raise ValueError(tr("series must hold at least one sequence of values, got none"))
         if not labels:
-            raise ValueError("labels must name at least one bar, got none")
+            raise ValueError(tr("labels must name at least one bar, got none"))
         for name, v in values.items():
             if v.shape != (len(labels),):
                 raise ValueError(
-                    f"series {name!r} has {v.size} values but there are {len(labels)} labels"
+                    tr(
+                        "series {name!r} has {v_size} values but there are {len_labels} labels",
+                        name=name,
+                        v_size=v.size,
+                        len_labels=len(labels),
+                    )
                 )
         names = tuple(values)
         if self._layout != (names, len(labels)):

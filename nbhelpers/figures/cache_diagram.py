@@ -21,7 +21,7 @@ def kv_cache_diagram(steps: int = 4, *, title: str | None = None) -> Figure:
     now) appended, and its query q_t, the only query of the step, attending to all t + 1."""
     check_positive_int("steps", steps)
     if steps > 8:
-        raise ValueError(f"steps must be at most 8 to be drawn, got {steps}")
+        raise ValueError(tr("steps must be at most 8 to be drawn, got {steps}", steps=steps))
     figure = Canvas(figsize=(2.2 * steps + 1.2, 3.9)).figure
     ax = figure.add_axes((0, 0, 1, 0.88))
     ax.set_xlim(-0.9, 2.2 * steps)
@@ -58,7 +58,7 @@ def online_softmax_figure(scores, block: int, *, title: str | None = None) -> Fi
     s = to_numpy(scores).reshape(-1)
     check_positive_int("block", block)
     if s.size < 1 or not np.all(np.isfinite(s)):
-        raise ValueError(f"scores must be a non-empty row of finite numbers, got {s}")
+        raise ValueError(tr("scores must be a non-empty row of finite numbers, got {s}", s=s))
     figure = Canvas(figsize=(10.4, 3.9)).figure
     ax = figure.add_axes((0.07, 0.28, 0.9, 0.56))
     colours = (SERIES_COLOURS[0], SERIES_COLOURS[2])

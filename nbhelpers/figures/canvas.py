@@ -16,6 +16,7 @@ import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..support.language import tr
 from ..support.validation import is_int
 
 # Every figure is rendered at DPI and no text is smaller than MIN_FONT_PT, so that figures
@@ -60,16 +61,45 @@ def check_labels(name: str, labels, expected: int, *, unit: str | None = None) -
         return [str(i) for i in range(expected)]
     labels = [str(label) for label in labels]
     if len(labels) != expected:
-        count = f"there are {expected} {unit}" if unit else f"the matrix has {expected}"
-        raise ValueError(f"{name} has {len(labels)} labels but {count}")
+        if unit:
+            raise ValueError(
+                tr(
+                    "{name} has {len_labels} labels but there are {expected} {unit}",
+                    name=name,
+                    len_labels=len(labels),
+                    expected=expected,
+                    unit=unit,
+                )
+            )
+        raise ValueError(
+            tr(
+                "{name} has {len_labels} labels but the matrix has {expected}",
+                name=name,
+                len_labels=len(labels),
+                expected=expected,
+            )
+        )
     return labels
 
 
 def check_row_index(name: str, index, rows: int) -> None:
     if not is_int(index):
-        raise TypeError(f"{name} must be an int row index, got {type(index).__name__}")
+        raise TypeError(
+            tr(
+                "{name} must be an int row index, got {index_type}",
+                name=name,
+                index_type=type(index).__name__,
+            )
+        )
     if not 0 <= index < rows:
-        raise ValueError(f"{name} must be a row index in [0, {rows}), got {index}")
+        raise ValueError(
+            tr(
+                "{name} must be a row index in [0, {rows}), got {index}",
+                name=name,
+                rows=rows,
+                index=index,
+            )
+        )
 
 
 def annotation_fits(ax, rows: int, cols: int, *, sample: str = "-0.00") -> bool:

@@ -53,16 +53,28 @@ def check_profiles(profiles) -> list[StackProfile]:
     if isinstance(profiles, StackProfile):
         profiles = [profiles]
     if not isinstance(profiles, Sequence) or not profiles:
-        raise ValueError(f"profiles must be a non-empty list of StackProfile, got {profiles!r}")
+        raise ValueError(
+            tr(
+                "profiles must be a non-empty list of StackProfile, got {profiles!r}",
+                profiles=profiles,
+            )
+        )
     for profile in profiles:
         if not isinstance(profile, StackProfile):
             raise TypeError(
-                f"profiles must hold StackProfile (from compare_stacks), got "
-                f"{type(profile).__name__}"
+                tr(
+                    "profiles must hold StackProfile (from compare_stacks), got {profile_type}",
+                    profile_type=type(profile).__name__,
+                )
             )
     depths = {profile.depth for profile in profiles}
     if len(depths) > 1:
-        raise ValueError(f"profiles must all have the same depth, got depths {sorted(depths)}")
+        raise ValueError(
+            tr(
+                "profiles must all have the same depth, got depths {sorted_depths}",
+                sorted_depths=sorted(depths),
+            )
+        )
     return list(profiles)
 
 

@@ -28,22 +28,50 @@ def check_vector_2d(name: str, vector) -> np.ndarray:
         array = to_numpy(vector)
     except (TypeError, ValueError):
         raise TypeError(
-            f"{name} must be a 2-D vector of two numbers (shape (2,)), got {type(vector).__name__}"
+            tr(
+                "{name} must be a 2-D vector of two numbers (shape (2,)), got {vector_type}",
+                name=name,
+                vector_type=type(vector).__name__,
+            )
         ) from None
     if array.shape != (2,):
-        raise ValueError(f"{name} must be a 2-D vector of shape (2,), got shape {array.shape}")
+        raise ValueError(
+            tr(
+                "{name} must be a 2-D vector of shape (2,), got shape {array_shape}",
+                name=name,
+                array_shape=array.shape,
+            )
+        )
     if not np.isfinite(array).all():
-        raise ValueError(f"{name} must hold finite numbers, got {array.tolist()}")
+        raise ValueError(
+            tr(
+                "{name} must hold finite numbers, got {array_tolist}",
+                name=name,
+                array_tolist=array.tolist(),
+            )
+        )
     if not array.any():
-        raise ValueError(f"{name} must not be the zero vector: its angle θ is undefined")
+        raise ValueError(
+            tr("{name} must not be the zero vector: its angle θ is undefined", name=name)
+        )
     return array
 
 
 def _check_limit(name: str, value, *, at_least: float, why: str) -> float:
     if not is_number(value) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        raise ValueError(
+            tr("{name} must be a positive finite number, got {value!r}", name=name, value=value)
+        )
     if value < at_least:
-        raise ValueError(f"{name} must be at least {at_least:.3g} ({why}), got {value!r}")
+        raise ValueError(
+            tr(
+                "{name} must be at least {at_least:.3g} ({why}), got {value!r}",
+                name=name,
+                at_least=at_least,
+                why=why,
+                value=value,
+            )
+        )
     return float(value)
 
 

@@ -42,24 +42,49 @@ FADE_ALPHA = 0.7  # how much the rows of W_e that no token selects are washed ou
 def _check_inputs(ids, W_e, W_p, vocab) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     ids_array = to_numpy(ids)
     if ids_array.ndim != 1 or ids_array.size < 1:
-        raise ValueError(f"ids must be a 1-D sequence of n >= 1 token ids, got {ids_array.shape}")
+        raise ValueError(
+            tr(
+                "ids must be a 1-D sequence of n >= 1 token ids, got {ids_array_shape}",
+                ids_array_shape=ids_array.shape,
+            )
+        )
     if not np.array_equal(ids_array, np.round(ids_array)):
-        raise ValueError(f"ids must hold integer token ids, got {ids_array.tolist()}")
+        raise ValueError(
+            tr(
+                "ids must hold integer token ids, got {ids_array_tolist}",
+                ids_array_tolist=ids_array.tolist(),
+            )
+        )
     ids_array = ids_array.astype(int)
     W_e, W_p = to_numpy(W_e), to_numpy(W_p)
     if W_e.ndim != 2:
-        raise ValueError(f"W_e must be a 2-D (V, d) matrix, got shape {W_e.shape}")
+        raise ValueError(
+            tr("W_e must be a 2-D (V, d) matrix, got shape {W_e_shape}", W_e_shape=W_e.shape)
+        )
     V, d = W_e.shape
     if ids_array.min() < 0 or ids_array.max() >= V:
-        raise ValueError(f"ids must lie in [0, V={V}) (rows of W_e), got {ids_array.tolist()}")
+        raise ValueError(
+            tr(
+                "ids must lie in [0, V={V}) (rows of W_e), got {ids_array_tolist}",
+                V=V,
+                ids_array_tolist=ids_array.tolist(),
+            )
+        )
     if W_p.ndim != 2 or W_p.shape[1] != d or W_p.shape[0] < ids_array.size:
         raise ValueError(
-            f"W_p must be a 2-D (n_ctx, d={d}) matrix with n_ctx >= n={ids_array.size} "
-            f"positions, got shape {W_p.shape}"
+            tr(
+                "W_p must be a 2-D (n_ctx, d={d}) matrix with n_ctx >= n={ids_array_size} "
+                "positions, got shape {W_p_shape}",
+                d=d,
+                ids_array_size=ids_array.size,
+                W_p_shape=W_p.shape,
+            )
         )
     labels = [str(token) for token in vocab]
     if len(labels) != V:
-        raise ValueError(f"vocab has {len(labels)} tokens but W_e has V={V} rows")
+        raise ValueError(
+            tr("vocab has {len_labels} tokens but W_e has V={V} rows", len_labels=len(labels), V=V)
+        )
     return ids_array, W_e, W_p[: ids_array.size], labels
 
 
@@ -186,7 +211,13 @@ class EmbeddingCanvas(Canvas):
         n, (V, d) = ids.size, W_e.shape
         rows = [vocab[t] for t in ids] if position_labels is None else list(position_labels)
         if len(rows) != n:
-            raise ValueError(f"position_labels has {len(rows)} labels but there are n={n} ids")
+            raise ValueError(
+                tr(
+                    "position_labels has {len_rows} labels but there are n={n} ids",
+                    len_rows=len(rows),
+                    n=n,
+                )
+            )
         if self._shape != (n, V, d):
             self._build(n, V, d)
         U = np.zeros((n, V))
@@ -250,7 +281,7 @@ class EmbeddingCanvas(Canvas):
     def png(self) -> bytes:
         """The current figure as PNG bytes, repainting only what a change of tokens moves."""
         if self._shape is None:
-            raise RuntimeError("nothing drawn yet: call draw(...) first")
+            raise RuntimeError(tr("nothing drawn yet: call draw(...) first"))
         return pixels_to_png(self._blitter.frame(self._showing, self._changing)[..., :3])
 
     def _annotate(self, ax, values, fmt: str, dark_above: float) -> None:

@@ -19,7 +19,12 @@ def generation_loop_figure(tokens: Sequence[str], *, title: str | None = None) -
     which row t + 1 feeds back in; `tokens` is a whole generated sentence from <SOS>."""
     tokens = [str(t) for t in tokens]
     if len(tokens) < 2:
-        raise ValueError(f"tokens must hold at least <SOS> and one generated token, got {tokens}")
+        raise ValueError(
+            tr(
+                "tokens must hold at least <SOS> and one generated token, got {tokens}",
+                tokens=tokens,
+            )
+        )
     steps = len(tokens) - 1
     figure = Canvas(figsize=(1.0 * steps + 4.2, 0.55 * steps + 1.4)).figure
     ax = figure.add_axes((0.02, 0.02, 0.96, 0.84))

@@ -34,9 +34,17 @@ def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None =
     for name, value in (("n", n), ("d_model", d_model), ("n_heads", n_heads)):
         check_positive_int(name, value)
     if d_model % n_heads:
-        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        raise ValueError(
+            tr(
+                "d_model={d_model} is not divisible by n_heads={n_heads}",
+                d_model=d_model,
+                n_heads=n_heads,
+            )
+        )
     if n_heads > 8:
-        raise ValueError(f"n_heads must be at most 8 to be drawn, got {n_heads}")
+        raise ValueError(
+            tr("n_heads must be at most 8 to be drawn, got {n_heads}", n_heads=n_heads)
+        )
     d_head = d_model // n_heads
     figure = Canvas(figsize=(11.0, 3.4)).figure
     ax = figure.add_axes((0, 0, 1, 1))

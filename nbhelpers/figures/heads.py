@@ -357,27 +357,59 @@ class HeadGridCanvas(Canvas):
         weights = to_numpy(head_weights)
         if weights.ndim != 3 or weights.shape[1] != weights.shape[2]:
             raise ValueError(
-                f"head_weights must be (h, n, n), one square matrix per head, got shape "
-                f"{weights.shape}"
+                tr(
+                    "head_weights must be (h, n, n), one square matrix per head, got shape "
+                    "{weights_shape}",
+                    weights_shape=weights.shape,
+                )
             )
         h, n, _ = weights.shape
         concat, output = to_numpy(concat), to_numpy(output)
         for name, values in (("concat", concat), ("output", output)):
             if values.ndim != 2 or values.shape[0] != n:
-                raise ValueError(f"{name} must be (n, d_model) with n={n}, got {values.shape}")
+                raise ValueError(
+                    tr(
+                        "{name} must be (n, d_model) with n={n}, got {values_shape}",
+                        name=name,
+                        n=n,
+                        values_shape=values.shape,
+                    )
+                )
         if concat.shape != output.shape:
             raise ValueError(
-                f"concat and output must have the same shape (n, d_model), got {concat.shape} "
-                f"and {output.shape}"
+                tr(
+                    "concat and output must have the same shape (n, d_model), got {concat_shape} "
+                    "and {output_shape}",
+                    concat_shape=concat.shape,
+                    output_shape=output.shape,
+                )
             )
         d_model = concat.shape[1]
         if d_model % h:
-            raise ValueError(f"d_model={d_model} of concat is not divisible by h={h} heads")
+            raise ValueError(
+                tr(
+                    "d_model={d_model} of concat is not divisible by h={h} heads",
+                    d_model=d_model,
+                    h=h,
+                )
+            )
         blocked = np.zeros((n, n), dtype=bool) if masked is None else to_numpy(masked) != 0
         if blocked.shape != (n, n):
-            raise ValueError(f"masked must be ({n}, {n}), got {blocked.shape}")
+            raise ValueError(
+                tr(
+                    "masked must be ({n}, {n}), got {blocked_shape}",
+                    n=n,
+                    blocked_shape=blocked.shape,
+                )
+            )
         if selected is not None and not 0 <= selected < h:
-            raise ValueError(f"selected must be a head index in [0, {h - 1}], got {selected}")
+            raise ValueError(
+                tr(
+                    "selected must be a head index in [0, {last_head}], got {selected}",
+                    last_head=h - 1,
+                    selected=selected,
+                )
+            )
         labels = check_labels("tokens", tokens, n, unit="tokens")
         if self._layout != (h, n, d_model):
             self._build(h, n, d_model)

@@ -118,11 +118,20 @@ class HeatmapCanvas(Canvas):
         """Draw `weights` (n, m); `masked` (n, m) bool is True where a key may not be seen."""
         values = to_numpy(weights)
         if values.ndim != 2:
-            raise ValueError(f"weights must be a 2-D (n, m) matrix, got shape {values.shape}")
+            raise ValueError(
+                tr(
+                    "weights must be a 2-D (n, m) matrix, got shape {values_shape}",
+                    values_shape=values.shape,
+                )
+            )
         blocked = np.zeros(values.shape, dtype=bool) if masked is None else to_numpy(masked) != 0
         if blocked.shape != values.shape:
             raise ValueError(
-                f"masked must have the shape of weights {values.shape}, got {blocked.shape}"
+                tr(
+                    "masked must have the shape of weights {values_shape}, got {blocked_shape}",
+                    values_shape=values.shape,
+                    blocked_shape=blocked.shape,
+                )
             )
         rows = check_labels("row_labels", row_labels, values.shape[0])
         cols = check_labels("col_labels", col_labels, values.shape[1])
@@ -164,7 +173,7 @@ class HeatmapCanvas(Canvas):
     def png(self) -> bytes:
         """The current figure as PNG bytes, repainting only what changes between frames."""
         if self._shape is None:
-            raise RuntimeError("nothing drawn yet: call draw(...) first")
+            raise RuntimeError(tr("nothing drawn yet: call draw(...) first"))
         return pixels_to_png(self._blitter.frame(self._showing, self._changing)[..., :3])
 
 
@@ -208,12 +217,23 @@ def attention_heatmaps(
     grey with a ×, and row `highlight_row` framed in every panel."""
     values = to_numpy(weights)
     if values.ndim != 3 or values.shape[1] != values.shape[2]:
-        raise ValueError(f"weights must be (h, n, n), one matrix per head, got {values.shape}")
+        raise ValueError(
+            tr(
+                "weights must be (h, n, n), one matrix per head, got {values_shape}",
+                values_shape=values.shape,
+            )
+        )
     h, n, _ = values.shape
     labels = check_labels("labels", labels, n, unit="tokens")
     titles = list(titles) if titles is not None else [tr("head {k}", k=k) for k in range(h)]
     if len(titles) != h:
-        raise ValueError(f"titles has {len(titles)} entries but there are {h} heads")
+        raise ValueError(
+            tr(
+                "titles has {len_titles} entries but there are {h} heads",
+                len_titles=len(titles),
+                h=h,
+            )
+        )
     blocked = np.zeros((n, n), dtype=bool) if masked is None else to_numpy(masked) != 0
     side = cell_inches * n + 0.9
     figure = Canvas(figsize=(side * h + 0.6, side + 0.7), dpi=DPI).figure

@@ -20,9 +20,22 @@ CACHED_STYLE = dict(linestyle="--", marker="s")
 def _series(name: str, values, count: int) -> np.ndarray:
     values = np.asarray(values, dtype=float)
     if values.shape != (count,):
-        raise ValueError(f"{name} has {values.size} values but there are {count} lengths")
+        raise ValueError(
+            tr(
+                "{name} has {values_size} values but there are {count} lengths",
+                name=name,
+                values_size=values.size,
+                count=count,
+            )
+        )
     if not (np.isfinite(values).all() and (values > 0).all()):
-        raise ValueError(f"{name} must hold positive times in seconds, got {values.tolist()}")
+        raise ValueError(
+            tr(
+                "{name} must hold positive times in seconds, got {values_tolist}",
+                name=name,
+                values_tolist=values.tolist(),
+            )
+        )
     return values
 
 
@@ -41,11 +54,17 @@ def kv_cache_figure(
     to one time in seconds per length; `context` (the model's n_ctx) sets the x range."""
     lengths = np.asarray(lengths, dtype=float)
     if lengths.ndim != 1 or lengths.size < 2 or not (lengths > 0).all():
-        raise ValueError(f"lengths must be at least 2 positive token counts, got {lengths}")
+        raise ValueError(
+            tr("lengths must be at least 2 positive token counts, got {lengths}", lengths=lengths)
+        )
     if not recompute or set(recompute) != set(cached):
         raise ValueError(
-            f"recompute and cached must have the same labels, got {list(recompute)} and "
-            f"{list(cached)}"
+            tr(
+                "recompute and cached must have the same labels, got {list_recompute} and "
+                "{list_cached}",
+                list_recompute=list(recompute),
+                list_cached=list(cached),
+            )
         )
     figure = Canvas(figsize=(10.0, 4.6), dpi=100).figure
     time_ax, speed_ax = figure.subplots(1, 2)

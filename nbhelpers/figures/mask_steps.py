@@ -26,11 +26,15 @@ def mask_steps_figure(
     scores, mask = to_numpy(S), to_numpy(M)
     if scores.ndim != 2 or scores.shape != mask.shape:
         raise ValueError(
-            f"S and M must be matrices of the same shape (n, m), got {scores.shape} and "
-            f"{mask.shape}"
+            tr(
+                "S and M must be matrices of the same shape (n, m), got {scores_shape} and "
+                "{mask_shape}",
+                scores_shape=scores.shape,
+                mask_shape=mask.shape,
+            )
         )
     if np.isnan(mask).any() or not np.all((mask == 0) | np.isneginf(mask)):
-        raise ValueError("M must hold only 0 (may attend) and -inf (masked)")
+        raise ValueError(tr("M must hold only 0 (may attend) and -inf (masked)"))
     n, m = scores.shape
     labels_q = check_labels("tokens", tokens, n, unit="queries")
     labels_k = (

@@ -32,13 +32,21 @@ def next_token_figure(
     model_probs = torch.as_tensor(model_probs, dtype=torch.float64).detach().cpu().reshape(-1)
     if model_probs.numel() != len(tokens):
         raise ValueError(
-            f"model_probs has {model_probs.numel()} values but there are {len(tokens)} tokens"
+            tr(
+                "model_probs has {model_probs_size} values but there are {len_tokens} tokens",
+                model_probs_size=model_probs.numel(),
+                len_tokens=len(tokens),
+            )
         )
     if true_probs is not None:
         true_probs = torch.as_tensor(true_probs, dtype=torch.float64).detach().cpu().reshape(-1)
         if true_probs.shape != model_probs.shape:
             raise ValueError(
-                f"true_probs has {true_probs.numel()} values but there are {len(tokens)} tokens"
+                tr(
+                    "true_probs has {true_probs_size} values but there are {len_tokens} tokens",
+                    true_probs_size=true_probs.numel(),
+                    len_tokens=len(tokens),
+                )
             )
     chosen = top_tokens(model_probs, true_probs, top)
     truth = true_probs[chosen] if true_probs is not None else torch.zeros(len(chosen))

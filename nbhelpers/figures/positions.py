@@ -17,7 +17,9 @@ def position_embedding_figure(W_p, *, title: str | None = None) -> Figure:
     positions get similar vectors."""
     W = to_numpy(W_p)
     if W.ndim != 2 or min(W.shape) < 1:
-        raise ValueError(f"W_p must be a matrix (n_ctx, d_model), got shape {W.shape}")
+        raise ValueError(
+            tr("W_p must be a matrix (n_ctx, d_model), got shape {W_shape}", W_shape=W.shape)
+        )
     unit = W / np.maximum(np.linalg.norm(W, axis=1, keepdims=True), 1e-12)
     similarity = unit @ unit.T
     figure = Canvas(figsize=(10.4, 4.2)).figure

@@ -46,7 +46,7 @@ def loglog_figure(
     `guides` maps a slope to the series whose first point its dashed guide starts from
     (a plain sequence of slopes starts them all from the first series)."""
     if not series:
-        raise ValueError("series must hold at least one name -> (ns, values)")
+        raise ValueError(tr("series must hold at least one name -> (ns, values)"))
     figure = Figure(figsize=figsize, dpi=DPI)
     FigureCanvasAgg(figure)
     ax = figure.add_subplot()
@@ -55,7 +55,14 @@ def loglog_figure(
         ns = np.asarray(ns, dtype=float)
         values = np.asarray([np.nan if v is None else v for v in values], dtype=float)
         if ns.shape != values.shape:
-            raise ValueError(f"series {name!r}: {ns.size} n values but {values.size} measurements")
+            raise ValueError(
+                tr(
+                    "series {name!r}: {ns_size} n values but {values_size} measurements",
+                    name=name,
+                    ns_size=ns.size,
+                    values_size=values.size,
+                )
+            )
         keep = values > 0
         if not keep.any():
             continue
@@ -93,7 +100,9 @@ def against_dk_figure(
     """
     d_ks = np.asarray(d_ks, dtype=float)
     if d_ks.ndim != 1 or d_ks.size == 0 or (d_ks <= 0).any():
-        raise ValueError(f"d_ks must be a non-empty 1-D sequence of positive sizes, got {d_ks}")
+        raise ValueError(
+            tr("d_ks must be a non-empty 1-D sequence of positive sizes, got {d_ks}", d_ks=d_ks)
+        )
     figure = Figure(figsize=figsize, dpi=dpi)
     FigureCanvasAgg(figure)
     ax = figure.add_subplot()
@@ -105,7 +114,12 @@ def against_dk_figure(
         values = to_numpy(values).reshape(-1)
         if values.shape != d_ks.shape:
             raise ValueError(
-                f"series {name!r} has {values.size} values but there are {d_ks.size} d_k values"
+                tr(
+                    "series {name!r} has {values_size} values but there are {d_ks_size} d_k values",
+                    name=name,
+                    values_size=values.size,
+                    d_ks_size=d_ks.size,
+                )
             )
         if dashed:
             style, colour = next(theory_styles)

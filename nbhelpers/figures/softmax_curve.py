@@ -22,7 +22,7 @@ def softmax_curve_figure(
     logistic sigmoid of the score difference."""
     s = to_numpy(scores).reshape(-1)
     if s.size < 1 or not np.all(np.isfinite(s)):
-        raise ValueError(f"scores must be a non-empty row of finite numbers, got {s}")
+        raise ValueError(tr("scores must be a non-empty row of finite numbers, got {s}", s=s))
     labels = check_labels("labels", labels, s.size, unit="scores")
     weights = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
     figure = Canvas(figsize=(10.4, 3.9)).figure

@@ -50,17 +50,26 @@ def specialised_heads_figure(
     values = to_numpy(weights)
     if values.ndim != 3 or values.shape[1] != values.shape[2]:
         raise ValueError(
-            f"weights must be (k, n, n), one square attention map per head, got shape "
-            f"{values.shape}"
+            tr(
+                "weights must be (k, n, n), one square attention map per head, got shape "
+                "{values_shape}",
+                values_shape=values.shape,
+            )
         )
     k, n, _ = values.shape
     if names is None:
         names = [tr("head {k}", k=i) for i in range(k)]
     names = [str(translate(name)) for name in names]
     if len(names) != k:
-        raise ValueError(f"names has {len(names)} entries but weights holds {k} heads")
+        raise ValueError(
+            tr(
+                "names has {len_names} entries but weights holds {k} heads",
+                len_names=len(names),
+                k=k,
+            )
+        )
     if not isinstance(causal, bool):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+        raise TypeError(tr("causal must be True or False, got {causal!r}", causal=causal))
     shares = head_shares(torch.as_tensor(values, dtype=torch.float64))
     blocked = np.triu(np.ones((n, n), dtype=bool), 1) if causal else np.zeros((n, n), bool)
     figure = Canvas(figsize=(3.2 * k + 0.9, 4.2), dpi=DPI).figure
@@ -101,15 +110,20 @@ def accuracy_by_step_figure(curves: Mapping[str, tuple[Sequence[int], Sequence[f
     """Held-out accuracy against the training step, one line per {label: (steps, accuracy)},
     e.g. h = 1 against h = 2 trained with the same budget."""
     if not isinstance(curves, Mapping) or not curves:
-        raise ValueError("curves must be a non-empty mapping {label: (steps, accuracy)}")
+        raise ValueError(tr("curves must be a non-empty mapping {label: (steps, accuracy)}"))
     figure = Canvas(figsize=(5.6, 3.4), dpi=DPI).figure
     ax = figure.subplots()
     for (label, (steps, accuracy)), marker in zip(curves.items(), "os^dv", strict=False):
         steps, accuracy = list(steps), list(accuracy)
         if len(steps) != len(accuracy) or not steps:
             raise ValueError(
-                f"curves[{label!r}] must be (steps, accuracy) of one non-zero length, got "
-                f"{len(steps)} steps and {len(accuracy)} accuracies"
+                tr(
+                    "curves[{label!r}] must be (steps, accuracy) of one non-zero length, got "
+                    "{len_steps} steps and {len_accuracy} accuracies",
+                    label=label,
+                    len_steps=len(steps),
+                    len_accuracy=len(accuracy),
+                )
             )
         ax.plot(steps, accuracy, marker=marker, markersize=3.5, label=str(label))
     ax.set_ylim(-0.02, 1.04)

@@ -22,7 +22,10 @@ def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -
     tokens = [str(t) for t in tokens]
     if len(tokens) < 2:
         raise ValueError(
-            f"tokens must hold at least 2 tokens (an input and a target), got {tokens}"
+            tr(
+                "tokens must hold at least 2 tokens (an input and a target), got {tokens}",
+                tokens=tokens,
+            )
         )
     inputs, targets = tokens[:-1], tokens[1:]
     n = len(inputs)

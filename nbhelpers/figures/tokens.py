@@ -79,8 +79,13 @@ def token_rows_figure(
     """One row of token boxes per sequence, with a label on its left; <SOS>, <DELIM> and
     <EXTRACT> in their own colours."""
     if not rows or len(rows) != len(labels):
-        raise ValueError(f"rows and labels must be non-empty and as many, got {len(rows)} and "
-                         f"{len(labels)}")  # fmt: skip
+        raise ValueError(
+            tr(
+                "rows and labels must be non-empty and as many, got {len_rows} and {len_labels}",
+                len_rows=len(rows),
+                len_labels=len(labels),
+            )
+        )
     widths = [sum(_width(token_text(t)) for t in row) for row in rows]
     label_width = max(_width(translate(label)) for label in labels) * 0.75 + 0.3
     total = label_width + max(widths)

@@ -104,11 +104,19 @@ def rule_kl_figure(
     grammar's order by default), with the mean over all positions in grey; log scale. The
     legend sits right of the axes, off the curves."""
     if not history.kl_by_rule:
-        raise ValueError("history has no KL per rule: train with a held-out set from make_heldout")
+        raise ValueError(
+            tr("history has no KL per rule: train with a held-out set from make_heldout")
+        )
     rules = list(history.kl_by_rule) if rules is None else list(rules)
     unknown = [rule for rule in rules if rule not in history.kl_by_rule]
     if unknown:
-        raise ValueError(f"rules {unknown} are not in the history: {list(history.kl_by_rule)}")
+        raise ValueError(
+            tr(
+                "rules {unknown} are not in the history: {known_rules}",
+                unknown=unknown,
+                known_rules=list(history.kl_by_rule),
+            )
+        )
     figure = Canvas(figsize=(10.0, 4.8), dpi=100).figure
     ax = figure.add_subplot()
     ax.plot(

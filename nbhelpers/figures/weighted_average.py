@@ -59,9 +59,20 @@ class WeightedAverageCanvas(Canvas):
         """values (m, 2): the value vectors; weights (m,): one query's weights a_ij."""
         V, a = to_numpy(values), to_numpy(weights).reshape(-1)
         if V.ndim != 2 or V.shape[1] != 2:
-            raise ValueError(f"values must be (m, 2): 2-dimensional value vectors, got {V.shape}")
+            raise ValueError(
+                tr(
+                    "values must be (m, 2): 2-dimensional value vectors, got {V_shape}",
+                    V_shape=V.shape,
+                )
+            )
         if a.shape != (V.shape[0],):
-            raise ValueError(f"weights must hold one weight per value, {V.shape[0]}, got {a.shape}")
+            raise ValueError(
+                tr(
+                    "weights must hold one weight per value, {V_shape_0}, got {a_shape}",
+                    V_shape_0=V.shape[0],
+                    a_shape=a.shape,
+                )
+            )
         labels = check_labels("labels", labels, V.shape[0], unit="values")
         for artist in self._artists:
             artist.remove()

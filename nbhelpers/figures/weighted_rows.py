@@ -27,8 +27,12 @@ def weighted_rows_figure(
     weights, values = to_numpy(A), to_numpy(V)
     if weights.ndim != 2 or values.ndim != 2 or weights.shape[1] != values.shape[0]:
         raise ValueError(
-            f"A must be (n, m) and V (m, d_v) with the same m, got {weights.shape} and "
-            f"{values.shape}"
+            tr(
+                "A must be (n, m) and V (m, d_v) with the same m, got {weights_shape} and "
+                "{values_shape}",
+                weights_shape=weights.shape,
+                values_shape=values.shape,
+            )
         )
     check_row_index("query", query, weights.shape[0])
     m, d_v = values.shape

@@ -54,7 +54,14 @@ class Timing:
 def _check_int_at_least(name: str, value, minimum: int = 1) -> None:
     # Not validation.check_positive_int: warmup may be 0.
     if not is_int(value) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+        raise ValueError(
+            tr(
+                "{name} must be an int >= {minimum}, got {value!r}",
+                name=name,
+                minimum=minimum,
+                value=value,
+            )
+        )
 
 
 def synchronize(device: torch.device | str | None) -> None:
@@ -90,12 +97,18 @@ def time_interleaved(
     drift, which matters when the question is a ratio ("within 10% of ...").
     """
     if not fns:
-        raise ValueError("fns must name at least one function to time")
+        raise ValueError(tr("fns must name at least one function to time"))
     _check_int_at_least("repeats", repeats)
     _check_int_at_least("warmup", warmup, minimum=0)
     for name, fn in fns.items():
         if not callable(fn):
-            raise TypeError(f"fns[{name!r}] must be callable, got {type(fn).__name__}")
+            raise TypeError(
+                tr(
+                    "fns[{name!r}] must be callable, got {fn_type}",
+                    name=name,
+                    fn_type=type(fn).__name__,
+                )
+            )
     # Not torch.utils.benchmark.Timer: its timeit() warms up with two extra calls every time,
     # which triples the cost of the large calls measured once each, and it cannot alternate.
     runs: dict[str, list[float]] = {name: [] for name in fns}
@@ -169,7 +182,7 @@ def peak_memory(fn: Callable[[], object], device: torch.device | str | None = No
     """Bytes a call to fn() needed at its peak beyond what was in use before; None where
     this device offers no way to measure it (see the module docstring for the methods)."""
     if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        raise TypeError(tr("fn must be callable, got {fn_type}", fn_type=type(fn).__name__))
     device = torch.device(device) if device is not None else torch.device("cpu")
     if device.type == "cuda":
         synchronize(device)

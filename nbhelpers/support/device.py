@@ -38,14 +38,25 @@ def get_device() -> torch.device:
         return torch.device(available[0])
     if requested not in KNOWN_DEVICES:
         raise ValueError(
-            f"{DEVICE_ENV_VAR}={requested!r} is not a device this course knows; "
-            f"expected one of {', '.join(KNOWN_DEVICES)} (available here: {', '.join(available)})"
+            tr(
+                "{DEVICE_ENV_VAR}={requested!r} is not a device this course knows; expected one "
+                "of {known} (available here: {available})",
+                DEVICE_ENV_VAR=DEVICE_ENV_VAR,
+                requested=requested,
+                known=", ".join(KNOWN_DEVICES),
+                available=", ".join(available),
+            )
         )
     if requested not in available:
         raise RuntimeError(
-            f"{DEVICE_ENV_VAR}={requested!r} but no {requested} device is available on this "
-            f"machine; available here: {', '.join(available)}. Unset {DEVICE_ENV_VAR} to choose "
-            "automatically."
+            tr(
+                "{DEVICE_ENV_VAR}={requested!r} but no {requested} device is available on this "
+                "machine; available here: {available}. Unset {DEVICE_ENV_VAR} to choose "
+                "automatically.",
+                DEVICE_ENV_VAR=DEVICE_ENV_VAR,
+                requested=requested,
+                available=", ".join(available),
+            )
         )
     return torch.device(requested)
 

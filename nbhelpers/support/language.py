@@ -34,7 +34,9 @@ _chosen: str | None = None  # set_language's choice; None: the environment varia
 
 def _check(code) -> str:
     if code not in LANGUAGES:
-        raise ValueError(f"language must be one of {LANGUAGES}, got {code!r}")
+        raise ValueError(
+            tr("language must be one of {LANGUAGES}, got {code!r}", LANGUAGES=LANGUAGES, code=code)
+        )
     return code
 
 

@@ -10,13 +10,19 @@ import contextlib
 
 import torch
 
+from .language import tr
 from .validation import is_int
 
 
 def check_cpu_threads(cpu_threads) -> None:
     """A positive int, or None (leave torch's setting as it is)."""
     if cpu_threads is not None and (not is_int(cpu_threads) or cpu_threads < 1):
-        raise ValueError(f"cpu_threads must be a positive int or None, got {cpu_threads!r}")
+        raise ValueError(
+            tr(
+                "cpu_threads must be a positive int or None, got {cpu_threads!r}",
+                cpu_threads=cpu_threads,
+            )
+        )
 
 
 @contextlib.contextmanager

@@ -34,9 +34,19 @@ class AttentionStep(NamedTuple):
 
 def _check_int(name: str, value, low: int, high: int) -> int:
     if not is_int(value):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        raise TypeError(
+            tr("{name} must be an int, got {got_type}", name=name, got_type=type(value).__name__)
+        )
     if not low <= value <= high:
-        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+        raise ValueError(
+            tr(
+                "{name} must be in [{low}, {high}], got {value}",
+                name=name,
+                low=low,
+                high=high,
+                value=value,
+            )
+        )
     return value
 
 
@@ -52,7 +62,9 @@ def attention_step(
     for name, size in (("n_tokens", n_tokens), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
         check_positive_int(name, size)
     if not temperature > 0:
-        raise ValueError(f"temperature must be positive, got {temperature}")
+        raise ValueError(
+            tr("temperature must be positive, got {temperature}", temperature=temperature)
+        )
     generator = torch.Generator().manual_seed(seed)
     X = torch.randn(n_tokens, d_model, generator=generator)
     W_V = torch.randn(d_model, d_v, generator=generator) / math.sqrt(d_model)
@@ -83,7 +95,12 @@ class AttentionExplorer(FigureExplorer):
         query: int | None = None,
     ):
         if isinstance(tokens, str) or not isinstance(tokens, Sequence):
-            raise TypeError(f"tokens must be a sequence of strings, got {type(tokens).__name__}")
+            raise TypeError(
+                tr(
+                    "tokens must be a sequence of strings, got {tokens_type}",
+                    tokens_type=type(tokens).__name__,
+                )
+            )
         self.tokens = [str(t) for t in tokens]
         _check_int("len(tokens)", len(self.tokens), 1, MAX_KEYS)
         self.d_model = _check_int("d_model", d_model, 1, 1024)
@@ -91,11 +108,20 @@ class AttentionExplorer(FigureExplorer):
         _check_int("d_k", d_k, *D_K_RANGE)
         _check_int("seed", seed, *SEED_RANGE)
         if not is_number(temperature):
-            raise TypeError(f"temperature must be a number, got {type(temperature).__name__}")
+            raise TypeError(
+                tr(
+                    "temperature must be a number, got {temperature_type}",
+                    temperature_type=type(temperature).__name__,
+                )
+            )
         if not TEMPERATURE_RANGE[0] <= temperature <= TEMPERATURE_RANGE[1]:
             raise ValueError(
-                f"temperature must be in [{TEMPERATURE_RANGE[0]}, {TEMPERATURE_RANGE[1]}], "
-                f"got {temperature}"
+                tr(
+                    "temperature must be in [{low}, {high}], got {temperature}",
+                    low=TEMPERATURE_RANGE[0],
+                    high=TEMPERATURE_RANGE[1],
+                    temperature=temperature,
+                )
             )
         last = len(self.tokens) - 1
         query = last if query is None else _check_int("query", query, 0, last)

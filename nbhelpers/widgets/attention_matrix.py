@@ -27,7 +27,11 @@ class AttentionMatrixExplorer(FigureExplorer):
         n = len(self.tokens)
         if self.scores.shape != (n, n):
             raise ValueError(
-                f"scores must be ({n}, {n}) for {n} tokens, got {tuple(self.scores.shape)}"
+                tr(
+                    "scores must be ({n}, {n}) for {n} tokens, got {scores_shape}",
+                    n=n,
+                    scores_shape=tuple(self.scores.shape),
+                )
             )
         self.temperature = temperature_slider(temperature, low=0.1)
         self.causal = widgets.Checkbox(value=False, description=tr("causal mask"))

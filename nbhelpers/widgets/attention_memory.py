@@ -30,9 +30,15 @@ class AttentionMemoryExplorer(FigureExplorer):
         device_memory: int | None = 80 * 2**30,
     ):
         if n not in LENGTHS:
-            raise ValueError(f"n must be a power of two from 128 to 131072, got {n!r}")
+            raise ValueError(tr("n must be a power of two from 128 to 131072, got {n!r}", n=n))
         if dtype not in DTYPES:
-            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+            raise ValueError(
+                tr(
+                    "dtype must be one of {dtypes}, got {dtype!r}",
+                    dtypes=", ".join(DTYPES),
+                    dtype=dtype,
+                )
+            )
         check_positive_int("heads", heads)
         check_positive_int("d_k", d_k)
         if device_memory is not None:

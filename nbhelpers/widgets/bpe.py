@@ -39,7 +39,7 @@ class BPEExplorer(FigureExplorer):
             check_positive_int("corpus_size", corpus_size)
             corpus = ["".join(s) for s in JapaneseGrammar().sample(corpus_size, seed)]
         if isinstance(corpus, str) or not all(isinstance(t, str) for t in corpus):
-            raise TypeError("corpus must be a list of str (texts written without spaces)")
+            raise TypeError(tr("corpus must be a list of str (texts written without spaces)"))
         self.corpus = list(corpus)
         self.bpes = {unit: learn_bpe(self.corpus, n_merges, unit) for unit in UNITS}
         self.curves = {unit: bpe_curve(bpe, self.corpus) for unit, bpe in self.bpes.items()}

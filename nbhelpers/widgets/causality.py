@@ -15,7 +15,7 @@ from .base import FigureExplorer
 
 
 def layer_states(model: GPT1, ids: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
-    """[h_0, h_1, ..., h_L] for one sentence `ids` (n,), stacked: (n_layers + 1, n, d);
+    """[h_0, last_head, ..., h_L] for one sentence `ids` (n,), stacked: (n_layers + 1, n, d);
     causal=False leaves the mask out for this call (the model itself is not changed)."""
     return model.hidden_states(ids[None], causal=None if causal else False, every_layer=True)[
         :, 0
@@ -44,19 +44,32 @@ class CausalityExplorer(FigureExplorer):
         self.vocab = [str(token) for token in vocab]
         if len(self.vocab) != model.config.vocab_size:
             raise ValueError(
-                f"vocab has {len(self.vocab)} tokens but the model's vocab_size is "
-                f"{model.config.vocab_size}"
+                tr(
+                    "vocab has {len_vocab} tokens but the model's vocab_size is {vocab_size}",
+                    len_vocab=len(self.vocab),
+                    vocab_size=model.config.vocab_size,
+                )
             )
         self.sentence = [str(token) for token in sentence]
         unknown = [token for token in self.sentence if token not in self.vocab]
         if not self.sentence or unknown or len(self.sentence) > model.config.n_ctx:
             raise ValueError(
-                f"sentence must be 1 to n_ctx={model.config.n_ctx} tokens of vocab, got "
-                f"{self.sentence}" + (f" (unknown: {unknown})" if unknown else "")
+                tr(
+                    "sentence must be 1 to n_ctx={n_ctx} tokens of vocab, got {sentence}",
+                    n_ctx=model.config.n_ctx,
+                    sentence=self.sentence,
+                )
+                + (tr(" (unknown: {unknown})", unknown=unknown) if unknown else "")
             )
         n = len(self.sentence)
         if not is_int(position) or not 1 <= position <= n:
-            raise ValueError(f"position must be an int from 1 to {n}, got {position!r}")
+            raise ValueError(
+                tr(
+                    "position must be an int from 1 to {n}, got {position!r}",
+                    n=n,
+                    position=position,
+                )
+            )
         self.ids = torch.tensor([self.vocab.index(t) for t in self.sentence], device=model.device)
         self.position = widgets.Dropdown(
             options=[(f"{i + 1} {t}", i) for i, t in enumerate(self.sentence)],
@@ -64,7 +77,12 @@ class CausalityExplorer(FigureExplorer):
             description=tr("change position"),
         )
         if replacement is not None and replacement not in self.vocab:
-            raise ValueError(f"replacement must be a token of vocab, got {replacement!r}")
+            raise ValueError(
+                tr(
+                    "replacement must be a token of vocab, got {replacement!r}",
+                    replacement=replacement,
+                )
+            )
         self.replacement = widgets.Dropdown(
             options=[(t, v) for v, t in enumerate(self.vocab)],
             value=self.vocab.index(replacement) if replacement is not None else 0,

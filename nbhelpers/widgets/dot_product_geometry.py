@@ -24,7 +24,15 @@ D_K = 2  # the vectors here have two components
 
 def _check_range(name: str, value, low: float, high: float) -> float:
     if not is_number(value) or not low <= value <= high:
-        raise ValueError(f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
+        raise ValueError(
+            tr(
+                "{name} must be a number in [{low:g}, {high:g}], got {value!r}",
+                name=name,
+                low=low,
+                high=high,
+                value=value,
+            )
+        )
     return float(value)
 
 
@@ -43,7 +51,12 @@ class DotProductGeometryExplorer(FigureExplorer):
         max_length: float = 3.0,
     ):
         if not is_number(max_length) or not 0.5 <= max_length <= 100:
-            raise ValueError(f"max_length must be a number in [0.5, 100], got {max_length!r}")
+            raise ValueError(
+                tr(
+                    "max_length must be a number in [0.5, 100], got {max_length!r}",
+                    max_length=max_length,
+                )
+            )
         self.q_direction = _check_range("q_direction", q_direction, -360.0, 360.0)
         low = 0.1 * max_length  # a zero-length arrow has no angle
         angle = _check_range("angle", angle, -180.0, 180.0)

@@ -19,11 +19,24 @@ DEFAULT_SENTENCE = ("犬", "が", "河岸", "を", "歩く")
 
 def _matrix(name: str, values, shape_text: str) -> torch.Tensor:
     if not isinstance(values, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor {shape_text}, got {type(values).__name__}")
+        raise TypeError(
+            tr(
+                "{name} must be a torch.Tensor {shape_text}, got {values_type}",
+                name=name,
+                shape_text=shape_text,
+                values_type=type(values).__name__,
+            )
+        )
     if not values.is_floating_point() or values.dim() != 2:
         raise ValueError(
-            f"{name} must be a 2-D floating-point tensor {shape_text}, got dtype {values.dtype} "
-            f"and shape {tuple(values.shape)}"
+            tr(
+                "{name} must be a 2-D floating-point tensor {shape_text}, got dtype "
+                "{values_dtype} and shape {values_shape}",
+                name=name,
+                shape_text=shape_text,
+                values_dtype=values.dtype,
+                values_shape=tuple(values.shape),
+            )
         )
     return values.detach().to("cpu", torch.float32)
 
@@ -49,13 +62,19 @@ class EmbeddingExplorer(FigureExplorer):
     ):
         self.vocab = [str(token) for token in vocab]
         if len(self.vocab) < 2 or len(set(self.vocab)) != len(self.vocab):
-            raise ValueError(f"vocab must hold at least 2 distinct tokens, got {self.vocab}")
+            raise ValueError(
+                tr("vocab must hold at least 2 distinct tokens, got {vocab}", vocab=self.vocab)
+            )
         sentence = [str(token) for token in sentence]
         unknown = [token for token in sentence if token not in self.vocab]
         if not sentence or unknown:
             raise ValueError(
-                f"sentence must be 1 or more tokens of the vocabulary {self.vocab}, "
-                f"got {sentence}" + (f" (unknown: {unknown})" if unknown else "")
+                tr(
+                    "sentence must be 1 or more tokens of the vocabulary {vocab}, got {sentence}",
+                    vocab=self.vocab,
+                    sentence=sentence,
+                )
+                + (tr(" (unknown: {unknown})", unknown=unknown) if unknown else "")
             )
         check_positive_int("d_model", d_model)
         V, n = len(self.vocab), len(sentence)
@@ -65,8 +84,11 @@ class EmbeddingExplorer(FigureExplorer):
         self.W_e = _matrix("W_e", W_e, f"(V={V}, d)")
         if self.W_e.shape[0] != V:
             raise ValueError(
-                f"W_e must have one row per vocabulary token, (V={V}, d), got "
-                f"{tuple(self.W_e.shape)}"
+                tr(
+                    "W_e must have one row per vocabulary token, (V={V}, d), got {W_e_shape}",
+                    V=V,
+                    W_e_shape=tuple(self.W_e.shape),
+                )
             )
         d = self.W_e.shape[1]
         if W_p is None:
@@ -74,8 +96,13 @@ class EmbeddingExplorer(FigureExplorer):
         self.W_p = _matrix("W_p", W_p, f"(n_ctx >= {n}, d={d})")
         if self.W_p.shape[0] < n or self.W_p.shape[1] != d:
             raise ValueError(
-                f"W_p must have a row for each of the {n} positions and d={d} columns, got "
-                f"{tuple(self.W_p.shape)}"
+                tr(
+                    "W_p must have a row for each of the {n} positions and d={d} columns, got "
+                    "{W_p_shape}",
+                    n=n,
+                    d=d,
+                    W_p_shape=tuple(self.W_p.shape),
+                )
             )
         options = [(token, v) for v, token in enumerate(self.vocab)]
         self.token_pickers = [

@@ -28,7 +28,7 @@ def task_rows(kind: str, example: int) -> tuple[list[list[str]], list[str]]:
     """The sequences that example `example` of the grammar's tasks becomes under `kind`'s
     input transformation, and a label for each row."""
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        raise ValueError(tr("kind must be one of {KINDS}, got {kind!r}", KINDS=KINDS, kind=kind))
     grammatical = [e for e in make_task("grammaticality", 4 * example + 16, seed=3) if e.label]
     a, b = (list(e.parts[0]) for e in grammatical[2 * example : 2 * example + 2])
     if kind == "classification":
@@ -51,7 +51,9 @@ class TaskInputExplorer(FigureExplorer):
 
     def __init__(self, kind: str = "entailment", example: int = 0):
         if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+            raise ValueError(
+                tr("kind must be one of {KINDS}, got {kind!r}", KINDS=KINDS, kind=kind)
+            )
         self.kind = widgets.Dropdown(
             options=[(name_of(k), k) for k in KINDS], value=kind, description=tr("task")
         )
@@ -82,7 +84,9 @@ class FineTuningCurvesExplorer(FigureExplorer):
         self.runs = (curves or load_curves())["runs"]
         tasks = sorted({r["task"] for r in self.runs})
         if task not in tasks:
-            raise ValueError(f"task must be one of {tasks}, got {task!r}")
+            raise ValueError(
+                tr("task must be one of {tasks}, got {task!r}", tasks=tasks, task=task)
+            )
         lams = sorted({r["lam"] for r in self.runs if r["start"] == "pre-trained"})
         sizes = sorted({r["n_labelled"] for r in self.runs})
         self.task = widgets.Dropdown(

@@ -29,15 +29,23 @@ class MaskExplorer(FigureExplorer):
         self.tokens = [str(t) for t in tokens]
         n = len(self.tokens)
         if n < 1:
-            raise ValueError("tokens must hold at least one token")
+            raise ValueError(tr("tokens must hold at least one token"))
         self.scores = torch.as_tensor(scores, dtype=torch.float32).detach().cpu()
         if self.scores.shape != (n, n):
             raise ValueError(
-                f"scores must be ({n}, {n}) for {n} tokens, got {tuple(self.scores.shape)}"
+                tr(
+                    "scores must be ({n}, {n}) for {n} tokens, got {scores_shape}",
+                    n=n,
+                    scores_shape=tuple(self.scores.shape),
+                )
             )
         if not is_int(padding) or not 0 <= padding <= n:
             raise ValueError(
-                f"padding must be an int in [0, {n}] (the number of tokens), got {padding!r}"
+                tr(
+                    "padding must be an int in [0, {n}] (the number of tokens), got {padding!r}",
+                    n=n,
+                    padding=padding,
+                )
             )
         self.causal = widgets.Checkbox(value=causal, description=tr("causal mask"))
         self.padding = widgets.IntSlider(

@@ -40,7 +40,11 @@ class MultiHeadExplorer(FigureExplorer):
         n = len(self.tokens)
         if self.x.dim() != 2 or self.x.shape[0] != n:
             raise ValueError(
-                f"x must be (n, d_model) with n={n} tokens, got shape {tuple(self.x.shape)}"
+                tr(
+                    "x must be (n, d_model) with n={n} tokens, got shape {x_shape}",
+                    n=n,
+                    x_shape=tuple(self.x.shape),
+                )
             )
         d_model = self.x.shape[1]
         counts = head_counts(d_model)
@@ -48,15 +52,22 @@ class MultiHeadExplorer(FigureExplorer):
             n_heads = max(h for h in counts if h <= 4)
         if n_heads not in counts:
             raise ValueError(
-                f"n_heads={n_heads!r} does not divide d_model={d_model}; "
-                f"head counts that work: {counts}"
+                tr(
+                    "n_heads={n_heads!r} does not divide d_model={d_model}; head counts that "
+                    "work: {counts}",
+                    n_heads=n_heads,
+                    d_model=d_model,
+                    counts=counts,
+                )
             )
         if module is None:
             with torch.random.fork_rng(devices=[]):  # leave the notebook's RNG stream alone
                 torch.manual_seed(seed)
                 module = MultiHeadAttention(d_model, 1)
         if not isinstance(module, MultiHeadAttention) or module.d_model != d_model:
-            raise ValueError(f"module must be a MultiHeadAttention with d_model={d_model}")
+            raise ValueError(
+                tr("module must be a MultiHeadAttention with d_model={d_model}", d_model=d_model)
+            )
         self.state = {k: v.detach().cpu().float() for k, v in module.state_dict().items()}
         self.d_model = d_model
         self.heads = widgets.SelectionSlider(

@@ -26,11 +26,22 @@ class WeightedAverageExplorer(FigureExplorer):
         m = len(self.tokens)
         if self.K.shape[0] != m or self.V.shape != (m, 2):
             raise ValueError(
-                f"K must have {m} rows and V must be ({m}, 2) for {m} tokens, got K "
-                f"{tuple(self.K.shape)} and V {tuple(self.V.shape)}"
+                tr(
+                    "K must have {m} rows and V must be ({m}, 2) for {m} tokens, got K {K_shape} "
+                    "and V {V_shape}",
+                    m=m,
+                    K_shape=tuple(self.K.shape),
+                    V_shape=tuple(self.V.shape),
+                )
             )
         if not 0 <= query < self.Q.shape[0]:
-            raise ValueError(f"query must be a row of Q in [0, {self.Q.shape[0]}), got {query}")
+            raise ValueError(
+                tr(
+                    "query must be a row of Q in [0, {Q_shape_0}), got {query}",
+                    Q_shape_0=self.Q.shape[0],
+                    query=query,
+                )
+            )
         self.temperature = temperature_slider(temperature, low=0.1)
         self.query = widgets.Dropdown(
             options=[(self._query_label(i), i) for i in range(self.Q.shape[0])],
