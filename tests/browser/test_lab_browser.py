@@ -169,6 +169,21 @@ def page(browser, lab):
     page.close()
 
 
+def open_and_run_all(page, relative: str) -> None:
+    """Open the notebook at `relative`, clear it and run all its cells; no cell may error."""
+    page.evaluate(
+        "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
+        relative,
+    )
+    # The toolbar says "Idle" before the kernel's websocket is up, and a run-all sent then is
+    # dropped: wait for the session's kernel itself.
+    page.wait_for_function(KERNEL_READY, arg=relative, timeout=90_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(ALL_EXECUTED, timeout=300_000, polling=200)
+    assert page.evaluate(ERRORS) == [], f"{relative}: a cell shows an error"
+
+
 @pytest.mark.parametrize(
     "path",
     [*WIDGET_NOTEBOOKS, JAPANESE_NOTEBOOK],
@@ -178,19 +193,8 @@ def test_run_all_and_move_a_slider(path, page):
     started = time.monotonic()
     relative = path.relative_to(ROOT).as_posix()
     stem = relative.removeprefix("notebooks/").removesuffix(".ipynb").replace("/", "-")
-    page.evaluate(
-        "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
-        relative,
-    )
     try:
-        # The toolbar says "Idle" before the kernel's websocket is up, and a run-all sent then
-        # is dropped: wait for the session's kernel itself.
-        page.wait_for_function(KERNEL_READY, arg=relative, timeout=90_000)
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        page.wait_for_function(ALL_EXECUTED, timeout=300_000, polling=200)
-        assert page.evaluate(ERRORS) == [], f"{path.name}: a cell shows an error"
-
+        open_and_run_all(page, relative)
         assert page.wait_for_function(WATCH_FIRST_EXPLORER, timeout=30_000)
         explorer = page.locator("[data-test-explorer='1']")
         explorer.scroll_into_view_if_needed()
@@ -246,16 +250,8 @@ def test_the_browser_heatmap_redraws_in_the_page(page):
     heatmap in the page, no kernel involved; the key-to-redraw times are printed beside the
     kernel-drawn explorers' (the same run, the same machine)."""
     relative = HEATMAP_NOTEBOOK.relative_to(ROOT).as_posix()
-    page.evaluate(
-        "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
-        relative,
-    )
     try:
-        page.wait_for_function(KERNEL_READY, arg=relative, timeout=90_000)
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        page.wait_for_function(ALL_EXECUTED, timeout=300_000, polling=200)
-        assert page.evaluate(ERRORS) == []
+        open_and_run_all(page, relative)
         heatmap = page.locator(".nbh-heatmap").first
         heatmap.wait_for(timeout=30_000)
         heatmap.scroll_into_view_if_needed()
