@@ -7,10 +7,11 @@
                    is its weight a_ij: each bar sits at the weighted average of its dots.
 
 Each key has one colour in every panel. The canvas keeps its artists between draws and, for
-speed, blits: the frames, token labels, titles, colour bar and legend are rendered once into
-a saved background, and a redraw repaints only the panels whose numbers changed (picking
-another query, say, leaves the 25 numbers of the heatmap alone). Rendering text is what
-costs most in matplotlib, and most of the text never changes.
+speed, blits (see canvas.Blitter): the frames, token labels, titles, colour bar and legend
+are rendered once into a saved background, and a redraw paints only the artists that change
+(bars, numbers, dots, the red row box) over it. Rendering text is what costs most in
+matplotlib, and most of the text never changes. To add a panel: build its axes in `_build`,
+append the artists that `draw` changes to `self._changing`, and update them in `draw`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .canvas import (
     pixels_to_png,
     to_numpy,
 )
+from .sprite_text import CellNumbers, SpriteTexts
 from .style import cell_text_colours
 
 # Axis limits move along a ladder (times powers of ten): round numbers on the axes, and bars
@@ -84,12 +86,9 @@ class AttentionStepCanvas(Canvas):
     ):
         self.blit = blit
         super().__init__(figsize=figsize, dpi=dpi)
-        self._structure: tuple | None = None
-        self._panels: dict[str, list] = {}  # what each panel repaints, in drawing order
-        self._keys: dict[str, object] = {}  # what each panel shows now ...
-        self._painted: dict[str, object] = {}  # ... and what the canvas holds
-        self._blitter = Blitter(self.canvas)  # each panel's region of the saved background
-        self._boxes: dict = {}  # those regions, in pixels
+        self._structure: tuple | None = None  # what the background was built for
+        self._changing: list = []  # the artists a redraw paints over the background
+        self._blitter = Blitter(self.canvas)
         # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
         self.canvas.mpl_connect("draw_event", self._forget_background)
 
@@ -125,10 +124,7 @@ class AttentionStepCanvas(Canvas):
         ax.set_xlabel(tr("key j"))
         ax.set_ylabel(tr("query i"))
         ax.set_title(tr("weights A (each row sums to 1)"), fontsize=10)
-        self._cells = [
-            [ax.text(j, i, "", ha="center", va="center", fontsize=MIN_FONT_PT) for j in range(m)]
-            for i in range(n)
-        ]
+        self._cells = CellNumbers(ax, n, m, MIN_FONT_PT)
         # Above the spines (z 2.5), so that painting it last matches a full render.
         self._row_box = ax.add_patch(
             matplotlib.patches.Rectangle(
@@ -136,7 +132,7 @@ class AttentionStepCanvas(Canvas):
             )
         )
         panels = {
-            "heat": [self._image, *(t for row in self._cells for t in row)],
+            "heat": [self._image, self._cells],
             "box": [self._row_box],
         }
         panels["heat"] += list(ax.spines.values())
@@ -147,9 +143,9 @@ class AttentionStepCanvas(Canvas):
         self.weight_ax.set_title(tr("weights $a_{ij}$ (sum to 1)"), fontsize=10)
         self.weight_ax.set_ylim(0, 1.18)
         self._score_ticks = self._scaled_y_axis(self.score_ax)
-        panels["score"] = [*self._score_ticks, *self._score_bars, *self._score_texts]
+        panels["score"] = [*self._score_ticks, *self._score_bars, self._score_texts]
         panels["score"].append(self.score_ax.axhline(0, color="black", lw=0.6))
-        panels["weight"] = [*self._weight_bars, *self._weight_texts]
+        panels["weight"] = [*self._weight_bars, self._weight_texts]
         panels["weight"].append(self.weight_ax.axhline(0, color="black", lw=0.6))
 
         ax = self.output_ax
@@ -166,9 +162,7 @@ class AttentionStepCanvas(Canvas):
             lw=0.4,
             zorder=3,
         )
-        self._output_texts = [
-            ax.text(c, 0, "", ha="center", fontsize=MIN_FONT_PT) for c in range(d_v)
-        ]
+        self._output_texts = SpriteTexts(ax, MIN_FONT_PT)
         ax.set_xticks(x, [f"{c + 1}" for c in range(d_v)])
         ax.set_xlim(-0.6, d_v - 0.4)
         ax.set_xlabel(tr("feature of the value vectors"))
@@ -186,60 +180,23 @@ class AttentionStepCanvas(Canvas):
         )  # fmt: skip
         self._output_ticks = self._scaled_y_axis(ax)
         panels["output"] = [*self._output_ticks, *self._output_bars, self._dots]
-        panels["output"] += [*self._output_texts, ax.axhline(0, color="black", lw=0.6)]
+        panels["output"] += [self._output_texts, ax.axhline(0, color="black", lw=0.6)]
 
         self._title = figure.text(0.5, 0.95, "", ha="center", va="center", fontsize=11)
         panels["title"] = [self._title]
-        for artist in (a for artists in panels.values() for a in artists):
+        # Painted in z-order, as a full render would draw them (the row box over the spines).
+        changing = [a for artists in panels.values() for a in artists]
+        self._changing = sorted(changing, key=lambda artist: artist.get_zorder())
+        for artist in self._changing:
             artist.set_animated(self.blit)
-        self._panels = panels
         self._structure = (tuple(rows), tuple(cols), d_v)
         self._forget_background()  # a new layout: render the background again
-
-    def _regions(self) -> dict | None:
-        """Pixel boxes, one per panel, that hold everything the panel repaints.
-
-        They must not overlap: a panel is repainted by restoring its box of the background.
-        The two scaled panels' boxes reach over their tick labels, left of the axes and half
-        a line above and below them (the labels sit at the ends of the axis).
-        """
-        width, height = self.canvas.get_width_height()
-        labels = (48, 12)  # pixels: room for a label such as -1500, and for half its height
-
-        def around(ax, room=(3, 3)):
-            x0, y0, x1, y1 = ax.get_window_extent().extents
-            return (x0 - room[0], y0 - room[1], x1 + 3, y1 + room[1])
-
-        boxes = {
-            "heat": around(self.heat_ax),
-            "score": around(self.score_ax, labels),
-            "weight": around(self.weight_ax),
-            "output": around(self.output_ax, labels),
-            "title": (0, self._title.get_position()[1] * height - 12, width, height),
-        }
-        boxes = {
-            name: matplotlib.transforms.Bbox.from_extents(
-                max(0, np.floor(x0)),
-                max(0, np.floor(y0)),
-                min(width, np.ceil(x1)),
-                min(height, np.ceil(y1)),
-            )
-            for name, (x0, y0, x1, y1) in boxes.items()
-        }
-        # A value label can hang a line beyond its panel: panels closer than that share pixels.
-        line = MIN_FONT_PT * self.figure.dpi / 72
-        padded = {name: box.padded(line) for name, box in boxes.items()}
-        names = list(boxes)
-        for k, a in enumerate(names):
-            if any(padded[a].overlaps(padded[b]) for b in names[k + 1 :]):
-                return None  # a small figsize: repaint every panel at every redraw instead
-        return boxes
 
     @staticmethod
     def _bar_panel(ax, labels: list[str], colours: list) -> tuple[list, list]:
         x = np.arange(len(labels))
         bars = list(ax.bar(x, np.zeros(len(labels)), 0.7, color=colours))
-        texts = [ax.text(j, 0, "", ha="center", fontsize=MIN_FONT_PT) for j in range(len(labels))]
+        texts = SpriteTexts(ax, MIN_FONT_PT)
         ax.set_xticks(x, labels)
         ax.tick_params(axis="x", length=0)
         return bars, texts
@@ -324,11 +281,8 @@ class AttentionStepCanvas(Canvas):
                 text.set_text(f"{fraction * limit:g}")
 
         self._image.set_data(weights)
-        colours = cell_text_colours(self._image, weights)
-        for i, row in enumerate(self._cells):
-            for j, text in enumerate(row):
-                text.set_text(f"{weights[i, j]:.2f}")
-                text.set_color(colours[i, j])
+        texts = [f"{weight:.2f}" for weight in weights.ravel()]
+        self._cells.set_cells(texts, cell_text_colours(self._image, weights).ravel())
         self._row_box.set_y(query - 0.5)
         self._set_bars(self._score_bars, self._score_texts, score_row, score_limit)
         self._set_bars(self._weight_bars, self._weight_texts, weight_row, 1.0)
@@ -337,60 +291,29 @@ class AttentionStepCanvas(Canvas):
         self._dots.set_sizes(np.repeat(4 + 300 * weight_row, values.shape[1]))
         title = title if title is not None else tr("query i = {token}", token=rows[query])
         self._title.set_text(translate(title))
-        self._keys = {
-            "heat": weights.tobytes(),
-            "box": query,
-            "score": (score_row.tobytes(), score_limit),
-            "weight": weight_row.tobytes(),
-            "output": (values.tobytes(), weight_row.tobytes(), value_limit),
-            "title": title,
-        }
         return self.figure
 
     @staticmethod
     def _set_bars(bars, texts, values: np.ndarray, limit: float) -> None:
         """Bars of height value / limit (on an axis from -limit to limit), labelled by value."""
-        for bar, text, value in zip(bars, texts, values, strict=True):
-            height = value / limit
+        heights = values / limit
+        for bar, height in zip(bars, heights, strict=True):
             bar.set_height(height)
-            text.set_text(f"{value:.2f}")
-            text.set_y(height + 0.02 if height >= 0 else height - 0.02)
-            text.set_va("bottom" if height >= 0 else "top")
+        # Each label just beyond its bar's end: above a positive bar, below a negative one.
+        gap = np.where(heights >= 0, 0.03, -0.03)
+        ends = np.column_stack([np.arange(len(values)), heights + gap])
+        anchors = ["bottom" if height >= 0 else "top" for height in heights]
+        texts.set_texts(ends, [f"{value:.2f}" for value in values], "black", anchors)
 
     def png(self) -> bytes:
-        """The current figure as PNG bytes, repainting only the changing artists when it can."""
+        """The current figure as PNG bytes: the changing artists painted over the background,
+        which is rendered again only after a new layout or a full render of the figure."""
         if self._structure is None:
             raise RuntimeError(tr("nothing drawn yet: call draw(...) first"))
         if not self.blit:
             return figure_to_png(self.figure)
-        if not self._blitter.ready:
-            self._blitter.render()  # everything but the animated artists
-            self._boxes = self._regions() or {"everything": self.figure.bbox}
-            for name, box in self._boxes.items():
-                self._blitter.save(name, box)
-            self._painted = {}
-        if "everything" in self._boxes:
-            self._blitter.paint(
-                "everything", [a for artists in self._panels.values() for a in artists]
-            )
-            return self._encode()
-        for name, artists in self._panels.items():
-            if name == "box":
-                continue
-            if self._painted.get(name) == self._keys[name]:
-                continue
-            self._blitter.paint(name, artists)
-            self._painted[name] = self._keys[name]
-            if name == "heat":  # the row box is painted over a copy of the bare heatmap
-                self._blitter.save("bare heatmap", self._boxes["heat"])
-                self._painted.pop("box", None)
-        if self._painted.get("box") != self._keys["box"]:
-            self._blitter.paint("bare heatmap", [self._row_box])
-            self._painted["box"] = self._keys["box"]
-        return self._encode()
-
-    def _encode(self) -> bytes:
-        return pixels_to_png(self._blitter.pixels()[..., :3])
+        pixels = self._blitter.frame(self._structure, self._changing)
+        return pixels_to_png(pixels[..., :3])
 
 
 def attention_step_figure(*args, **kwargs) -> Figure:

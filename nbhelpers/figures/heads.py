@@ -18,16 +18,12 @@ dropped, never shrunk, when the cells are too small.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 
 import matplotlib
-import matplotlib.artist
 import numpy as np
-from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
-from matplotlib.font_manager import FontProperties
 
 from ..support.language import tr, translate
 from .canvas import (
@@ -41,6 +37,8 @@ from .canvas import (
     pixels_to_png,
     to_numpy,
 )
+from .sprite_text import CellNumbers
+from .style import cell_text_colours
 
 GRID_COLUMNS = 4
 HIGHLIGHT = "#d62728"
@@ -85,73 +83,6 @@ def cell_font_size(ax, rows: int, cols: int, sample: str) -> float | None:
     return float(size) if size >= MIN_FONT_PT else None
 
 
-@functools.lru_cache(maxsize=8192)
-def _sprite(text: str, colour: str, fontsize: float, dpi: float, family: tuple) -> np.ndarray:
-    """The RGBA bitmap of `text` in `colour`, cropped to its ink, rendered once by Agg's own
-    text drawing (the font as for any Text; `family` keys the cache on rcParams)."""
-    prop = FontProperties(family=list(family), size=fontsize)
-    scratch = RendererAgg(1, 1, dpi)
-    width, height, _ = scratch.get_text_width_height_descent(text, prop, ismath=False)
-    margin = int(fontsize)  # room on every side for glyphs that overhang their box
-    renderer = RendererAgg(int(width) + 2 * margin, int(height) + 2 * margin, dpi)
-    gc = renderer.new_gc()
-    gc.set_foreground(colour)
-    renderer.draw_text(gc, margin, margin + height, text, prop, 0.0)  # y: the baseline, down
-    gc.restore()
-    pixels = np.asarray(renderer.buffer_rgba())
-    ink = pixels[..., 3] > 0
-    if not ink.any():
-        return pixels[:0, :0].copy()
-    rows, cols = np.flatnonzero(ink.any(1)), np.flatnonzero(ink.any(0))
-    return pixels[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1].copy()
-
-
-class CellNumbers(matplotlib.artist.Artist):
-    """One short number centred on each cell of an image's axes (rows x cols, data coords).
-
-    A Text per cell costs about half a millisecond to draw, and a grid of heads has hundreds
-    of cells: this artist pastes cached bitmaps of the strings instead (see _sprite), so a
-    redraw costs a few microseconds per cell. The full render (figure_to_png) and the
-    blitted repaint use this same draw, so both show the same pixels.
-    """
-
-    def __init__(self, ax, rows: int, cols: int, fontsize: float):
-        super().__init__()
-        self.rows, self.cols, self.fontsize = rows, cols, float(fontsize)
-        self.set_zorder(3)  # above the image, like a Text
-        self._texts = [""] * (rows * cols)
-        self._colours = ["black"] * (rows * cols)
-        centres = np.array([(j, i) for i in range(rows) for j in range(cols)], dtype=float)
-        self._centres = centres  # data coordinates of each cell's centre, row by row
-        ax.add_artist(self)
-        self.set_clip_box(ax.bbox)
-
-    def set_cells(self, texts: Sequence[str], colours: Sequence[str]) -> None:
-        """The strings ("" for none) and their colours, row by row."""
-        self._texts, self._colours = list(texts), list(colours)
-        self.stale = True
-
-    def get_texts(self) -> list[str]:
-        return list(self._texts)
-
-    def draw(self, renderer) -> None:
-        if not self.get_visible():
-            return
-        family = tuple(matplotlib.rcParams["font.family"])
-        centres = self.axes.transData.transform(self._centres)
-        gc = renderer.new_gc()
-        gc.set_clip_rectangle(self.axes.bbox)
-        for (x, y), text, colour in zip(centres, self._texts, self._colours, strict=True):
-            if not text:
-                continue
-            sprite = _sprite(text, colour, self.fontsize, renderer.dpi, family)
-            height, width = sprite.shape[:2]
-            # draw_image's y is upwards, to the image's bottom side, and its row 0 is the bottom.
-            renderer.draw_image(gc, round(x - width / 2), round(y - height / 2), sprite[::-1])
-        gc.restore()
-        self.stale = False
-
-
 def _cell_numbers(ax, rows: int, cols: int, size: float | None) -> CellNumbers | None:
     return None if size is None else CellNumbers(ax, rows, cols, size)
 
@@ -180,13 +111,6 @@ def _label_stride(ax, labels: Sequence[str], along: str) -> int:
         ):
             return stride
     return max(1, len(labels))
-
-
-def _text_colours(image, values: np.ndarray) -> np.ndarray:
-    """Per cell, black on light colours and white on dark ones (the colour's luminance)."""
-    rgba = image.cmap(image.norm(values))
-    light = rgba[..., :3] @ np.array([0.299, 0.587, 0.114]) > 0.5
-    return np.where(light, "black", "white")
 
 
 def _symmetric_limit(*arrays: np.ndarray) -> float:
@@ -421,7 +345,7 @@ class HeadGridCanvas(Canvas):
                 self.head_numbers[i].set_cells(
                     ["" if hidden else weight_text(w) for w, hidden in zip(
                         weights[i].ravel(), blocked.ravel(), strict=True)],
-                    _text_colours(image, weights[i]).ravel(),
+                    cell_text_colours(image, weights[i]).ravel(),
                 )  # fmt: skip
         for image, values, numbers in (
             (self._concat_image, concat, self.concat_numbers),
@@ -431,9 +355,8 @@ class HeadGridCanvas(Canvas):
             image.set_data(values)
             image.set_clim(-limit, limit)
             if numbers is not None:
-                numbers.set_cells(
-                    [value_text(v) for v in values.ravel()], _text_colours(image, values).ravel()
-                )
+                texts = [value_text(v) for v in values.ravel()]
+                numbers.set_cells(texts, cell_text_colours(image, values).ravel())
         self._selected_box.set_visible(selected is not None)
         if selected is not None:
             self._selected_box.set_x(selected * (d_model // h) - 0.5)
