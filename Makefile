@@ -87,8 +87,14 @@ course-model: $(STAMP)
 fine-tuning-curves: $(STAMP)
 	$(EXEC_ENV) OMP_NUM_THREADS=1 $(PY) scripts/save_fine_tuning_curves.py
 
+# Every benchmark, each writing its figures to benchmarks/results/NAME.json, then the README's
+# performance table made from them (scripts/performance_table.py). Run on an idle machine.
 benchmarks: $(STAMP)
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in benchmarks/bench_*.py; do \
+		name=$$(basename $$b .py); echo "== $$b"; \
+		$(EXEC_ENV) $(PY) $$b --json benchmarks/results/$${name#bench_}.json || exit 1; \
+	done
+	$(PY) scripts/performance_table.py --write
 
 # For a machine with CUDA: every notebook executed with NBHELPERS_DEVICE=cuda (copies in a
 # temp dir, the stored CPU outputs untouched), each banner must report cuda; then the

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import results
 import torch
 import torch.nn.functional as F
 from cli import add_run_options
@@ -52,7 +53,8 @@ def parse_args(argv):
 
 
 def bench_length(n, args, device, dtype):
-    """Print one table for sequence length n; return the fast path's overheads."""
+    """Print one table for sequence length n; return each implementation's (median seconds,
+    peak bytes) and the fast path's overheads."""
     shape = (1, args.heads, n, args.d_head)
     generator = torch.Generator(device=device).manual_seed(n)
     Q, K, V = (torch.randn(shape, device=device, dtype=dtype, generator=generator) for _ in "qkv")
@@ -68,6 +70,7 @@ def bench_length(n, args, device, dtype):
             contenders[f"sdpa[{name}]"] = call
     print(f"\nn = {n}: Q, K, V of shape {shape}, {dtype}")
     print(f"  {'implementation':24} {'median':>10} {'peak memory':>12} {'max |error|':>12}")
+    measured = {}
     for name, fn in contenders.items():
         error = float((fn().float() - reference).abs().max())
         flag = ""
@@ -80,6 +83,7 @@ def bench_length(n, args, device, dtype):
             flag = f"  (above {TOLERANCE[dtype]:.0e})"
         timing = time_call(fn, repeats=args.repeats, warmup=1, device=device)
         memory = peak_memory(fn, device)
+        measured[name] = (timing.median, memory)
         print(
             f"  {name:24} {format_seconds(timing.median):>10} {format_bytes(memory):>12} "
             f"{error:>12.1e}{flag}"
@@ -107,7 +111,7 @@ def bench_length(n, args, device, dtype):
             f"  fast path vs sdpa directly, {label}: {format_seconds(timings['fast'].median)} vs "
             f"{format_seconds(timings['direct'].median)}: overhead {overhead:+.1%}"
         )
-    return overheads
+    return measured, overheads
 
 
 def main(argv=None) -> int:
@@ -121,7 +125,9 @@ def main(argv=None) -> int:
     print(describe_environment(device))
     print(f"timing: median of {args.repeats} runs after 1 warm-up (time.perf_counter)")
     print(f"peak memory: {memory_method(device)}")
-    overheads = {n: bench_length(n, args, device, dtype) for n in lengths}
+    measured, overheads = {}, {}
+    for n in lengths:
+        measured[n], overheads[n] = bench_length(n, args, device, dtype)
     largest = max(lengths)
     worst = max(overheads[largest].values())
     verdict = "met" if worst <= OVERHEAD_TARGET else "MISSED"
@@ -130,6 +136,23 @@ def main(argv=None) -> int:
         + ", ".join(f"{label} {value:+.1%}" for label, value in overheads[largest].items())
         + f"; target <= {OVERHEAD_TARGET:.0%}: {verdict}"
     )
+    shape = f"{args.heads} heads, d_k = {args.d_head}, {str(dtype).removeprefix('torch.')}"
+    rows = [
+        results.row(
+            f"attention, n = {largest}, {shape}: {name}",
+            f"{format_seconds(seconds)}, peak {format_bytes(memory)}",
+        )
+        for name, (seconds, memory) in measured[largest].items()
+    ]
+    rows.append(
+        results.row(
+            f"fast path's overhead against calling F.sdpa directly, n = {largest}",
+            " / ".join(f"{label} {value:+.1%}" for label, value in overheads[largest].items()),
+            f"<= {OVERHEAD_TARGET:.0%}",
+            worst <= OVERHEAD_TARGET,
+        )
+    )
+    results.write(args.json, __file__, rows, device)
     return 1 if args.strict and verdict != "met" else 0
 
 

@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+import results
+from cli import add_json_option
 from notebook_runner import run_notebook
 
 from nbhelpers.support.benchmarking import format_bytes
@@ -40,7 +42,30 @@ def parse_args(argv):
     parser.add_argument(
         "--nbval", action="store_true", help="also time pytest --nbval over the same notebooks"
     )
+    add_json_option(parser)
     return parser.parse_args(argv)
+
+
+def figures(times: dict[str, float], peaks: dict[str, int]) -> list[dict]:
+    """The table's rows: each notebook's time and peak memory, by its number."""
+    if not times:
+        return []
+    number = {name: name.split("_", 1)[0] for name in times}
+    each = ", ".join(f"{number[name]} {seconds:.1f}" for name, seconds in times.items())
+    largest = max(peaks, key=peaks.get)
+    memory = ", ".join(f"{number[name]} {peak / 2**20:.0f}" for name, peak in peaks.items())
+    return [
+        results.row(
+            f"the {len(times)} notebooks, each in a fresh kernel, start-up included",
+            f"{sum(times.values()):.1f} s in total; each, in s: {each}",
+        ),
+        results.row(
+            "peak resident memory of each notebook's kernel after its last cell, MiB",
+            f"largest {number[largest]} {format_bytes(peaks[largest])}; each: {memory}",
+            f"<= {format_bytes(MEMORY_TARGET)}",
+            peaks[largest] <= MEMORY_TARGET,
+        ),
+    ]
 
 
 def main(argv=None) -> int:
@@ -55,10 +80,10 @@ def main(argv=None) -> int:
     print(f"executing {len(notebooks)} notebooks, fresh kernel each, {CPU_ENV}")
     print(f"median of {args.repeats} run(s) per notebook, kernel start-up included;")
     print("memory: the kernel's peak resident set size after the last cell (largest run)")
-    total, failed, peaks = 0.0, [], {}
+    total, failed, peaks, times = 0.0, [], {}, {}
     for path in notebooks:
         try:
-            results = [
+            runs = [
                 run_notebook(path, env=CPU_ENV, timeout=args.timeout, measure_memory=True)
                 for _ in range(args.repeats)
             ]
@@ -67,8 +92,9 @@ def main(argv=None) -> int:
             first_line = str(error).strip().splitlines()[-1] if str(error).strip() else ""
             print(f"  {path.name:45} FAILED: {type(error).__name__}: {first_line}")
             continue
-        median = statistics.median(seconds for _, seconds, _ in results)
-        peaks[path.name] = max(peak for _, _, peak in results)
+        median = statistics.median(seconds for _, seconds, _ in runs)
+        peaks[path.name] = max(peak for _, _, peak in runs)
+        times[path.name] = median
         total += median
         print(f"  {path.name:45} {median:7.1f} s  peak {format_bytes(peaks[path.name]):>9}")
     print(
@@ -98,6 +124,14 @@ def main(argv=None) -> int:
         )
         if result.returncode:
             failed.append("pytest --nbval")
+    rows = figures(times, peaks)
+    if args.nbval:
+        what = f"pytest --nbval over the {len(notebooks)} notebooks, one process"
+        figure = f"{elapsed:.0f} s, exit code {result.returncode}"
+        target = f"<= {COURSE_TARGET_S:.0f} s"
+        rows.append(results.row(what, figure, target, elapsed <= COURSE_TARGET_S))
+    if not failed:
+        results.write(args.json, __file__, rows)
     if failed:
         print(f"{len(failed)} notebook(s) failed: {', '.join(failed)}", file=sys.stderr)
         return 1

@@ -16,7 +16,9 @@ import statistics
 import sys
 import time
 
+import results
 import torch
+from cli import add_json_option
 
 from nbhelpers import GPT1, get_device, seed_everything
 from nbhelpers.support.device import describe_environment
@@ -44,6 +46,7 @@ def parse_args(argv):
     parser.add_argument("--steps", type=int, default=None, help="default: train()'s default")
     parser.add_argument("--lr", type=float, default=None, help="default: train()'s default")
     parser.add_argument("--batch-size", type=int, default=None, help="default: train()'s")
+    add_json_option(parser)
     return parser.parse_args(argv)
 
 
@@ -89,6 +92,13 @@ def main(argv=None) -> int:
         f"(training time; whole calls median {statistics.median(wall):.1f} s); "
         f"target <= {TIME_TARGET_S:.0f} s: {verdict}"
     )
+    what = f"training the small GPT until KL(true ‖ model) <= {KL_TARGET} nats per token"
+    figure = (
+        f"{median:.1f} s of training, median of {len(to_target)} run(s) (whole train() call "
+        f"{statistics.median(wall):.1f} s)"
+    )
+    rows = [results.row(what, figure, f"<= {TIME_TARGET_S:.0f} s", verdict == "met")]
+    results.write(args.json, __file__, rows, device)
     return 0
 
 

@@ -25,7 +25,9 @@ import sys
 import time
 
 import ipywidgets as widgets
+import results
 import torch
+from cli import add_json_option
 
 import nbhelpers.widgets as explorers
 from nbhelpers.widgets import FigureExplorer
@@ -171,6 +173,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--only", nargs="*", default=None, help="explorer class names")
+    add_json_option(parser)
     return parser.parse_args(argv)
 
 
@@ -185,7 +188,7 @@ def main(argv=None) -> int:
         classes = {name: classes[name] for name in args.only}
     print(f"{len(classes)} explorers in nbhelpers.widgets; median of {args.repeats} redraws each")
     print(f"  {'explorer':26} {'control':14} {'median':>9}  target")
-    errors = []
+    errors, medians = [], {}
     for name, cls in classes.items():
         try:
             explorer = build(cls)
@@ -205,6 +208,7 @@ def main(argv=None) -> int:
         verdict = ""
         if target is not None:
             verdict = f"<= {target:.0f} ms: {'met' if median * 1e3 <= target else 'MISSED'}"
+        medians[name] = (control_name, median)
         note = "" if changed else " (the PNG did not change!)"
         print(f"  {name:26} {control_name:14} {median * 1e3:7.1f} ms  {verdict}{note}")
     if not args.only:
@@ -217,6 +221,21 @@ def main(argv=None) -> int:
         print(
             f"  {'8×8 annotated heatmap':26} {'temperature':14} {median * 1e3:7.1f} ms  {verdict}"
         )
+        medians["8×8 annotated heatmap"] = ("temperature", median)
+        TARGETS_MS["8×8 annotated heatmap"] = 50.0
+    rows = []
+    for name, (control_name, median) in medians.items():
+        target = TARGETS_MS.get(name)
+        rows.append(
+            results.row(
+                f"kernel-drawn explorer redraw, {name}: {control_name} changed → new PNG bytes",
+                f"{median * 1e3:.1f} ms",
+                None if target is None else f"<= {target:.0f} ms",
+                None if target is None else median * 1e3 <= target,
+            )
+        )
+    if not errors:
+        results.write(args.json, __file__, rows)
     if errors:
         print(
             f"{len(errors)} explorer(s) could not be measured: {', '.join(errors)}", file=sys.stderr

@@ -87,7 +87,14 @@ def main(argv=None) -> int:
             print(f"  FAIL {path.name}: {problem}")
     print("\nbenchmarks/bench_attention.py on cuda:")
     bench = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_attention.py"), "--device", "cuda"],
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_attention.py"),
+            "--device",
+            "cuda",
+            "--json",
+            str(ROOT / "benchmarks" / "results" / "attention-cuda.json"),
+        ],
         cwd=ROOT,
     )
     if bench.returncode:

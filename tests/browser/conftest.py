@@ -3,11 +3,29 @@ skipped with one line saying what was looked for (under CI=true they fail)."""
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 
 from browser.find_browser import HOW_TO_INSTALL, LOOKED_FOR, BrowserSettingError, find_browser
+
+LATENCIES = Path(__file__).resolve().parents[2] / "artifacts" / "browser" / "latency.jsonl"
+
+
+@pytest.fixture(scope="session")
+def record_latency():
+    """Append one measurement to artifacts/browser/latency.jsonl (emptied once per session;
+    benchmarks/bench_browser.py turns it into the README's figures)."""
+    LATENCIES.parent.mkdir(parents=True, exist_ok=True)
+    LATENCIES.unlink(missing_ok=True)
+
+    def record(result: dict) -> None:
+        with open(LATENCIES, "a", encoding="utf-8") as f:
+            f.write(json.dumps(result, ensure_ascii=False) + "\n")
+
+    return record
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ artifacts/browser/latency.jsonl beside the kernel-drawn explorers' figures.
 
 from __future__ import annotations
 
-import json
 import statistics
 
 import pytest
@@ -48,11 +47,12 @@ def offline_page(browser, tmp_path):
     page.close()
 
 
-def test_the_page_is_one_file_that_asks_the_network_for_nothing(offline_page):
+def test_the_page_is_one_file_that_asks_the_network_for_nothing(offline_page, record_latency):
     page, _, path, blocked = offline_page
     assert blocked == [], f"the exported page fetched {blocked}"
     size = path.stat().st_size
     print(f"\nexported heatmap: {size:,} bytes, one file, opened offline")
+    record_latency({"explorer": "BrowserHeatmap (exported page)", "bytes": size})
     assert "http://" not in path.read_text() and "https://" not in path.read_text()
 
 
@@ -77,7 +77,9 @@ def test_the_browsers_formulas_give_nbhelpers_weights(offline_page, temperature,
     assert error < 1e-12
 
 
-def test_a_key_press_redraws_in_the_page_and_the_pointer_shows_the_formula(offline_page):
+def test_a_key_press_redraws_in_the_page_and_the_pointer_shows_the_formula(
+    offline_page, record_latency
+):
     page, widget, _, _ = offline_page
     canvas = page.locator("canvas")
     before = canvas.screenshot()
@@ -121,9 +123,7 @@ def test_a_key_press_redraws_in_the_page_and_the_pointer_shows_the_formula(offli
         "first_key_ms": round(timings[0], 2),
         "pointer_to_formula_ms_median": round(statistics.median(hover), 2) if hover else None,
     }
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with open(ARTIFACTS / "latency.jsonl", "a", encoding="utf-8") as f:
-        f.write(json.dumps(result, ensure_ascii=False) + "\n")
+    record_latency(result)
     print(f"\nBrowserHeatmap: key -> redraw median {result['key_to_redraw_ms_median']} ms, "
           f"worst {result['key_to_redraw_ms_worst']} ms, first {result['first_key_ms']} ms "
           f"over {PRESSES} presses; pointer -> formula median "

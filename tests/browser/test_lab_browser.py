@@ -12,7 +12,6 @@ line that says what was looked for and how to install one; under CI=true they fa
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shutil
@@ -112,7 +111,6 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", root / "notebooks")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "latency.jsonl").unlink(missing_ok=True)  # this run's figures only
     port, token = free_port(), secrets.token_hex(16)
     command = [
         str(Path(sys.executable).with_name("jupyter")),
@@ -189,7 +187,7 @@ def open_and_run_all(page, relative: str) -> None:
     [*WIDGET_NOTEBOOKS, JAPANESE_NOTEBOOK],
     ids=lambda p: f"{p.parent.name}-{p.stem}" if p.parent.name == "ja" else p.stem,
 )
-def test_run_all_and_move_a_slider(path, page):
+def test_run_all_and_move_a_slider(path, page, record_latency):
     started = time.monotonic()
     relative = path.relative_to(ROOT).as_posix()
     stem = relative.removeprefix("notebooks/").removesuffix(".ipynb").replace("/", "-")
@@ -233,8 +231,7 @@ def test_run_all_and_move_a_slider(path, page):
         "slider_to_image_ms": [round(x, 1) for x in latencies],
         "seconds": round(time.monotonic() - started, 1),
     }
-    with open(ARTIFACTS / "latency.jsonl", "a", encoding="utf-8") as f:
-        f.write(json.dumps(result, ensure_ascii=False) + "\n")
+    record_latency(result)
     print(
         f"\n{relative}: slider -> new image median {result['slider_to_image_ms_median']} ms "
         f"over {SLIDER_PRESSES} moves; notebook run + interaction {result['seconds']} s"
@@ -245,7 +242,7 @@ HEATMAP_NOTEBOOK = ROOT / "notebooks" / "04_masked_self_attention.ipynb"
 HEATMAP_PRESSES = 20
 
 
-def test_the_browser_heatmap_redraws_in_the_page(page):
+def test_the_browser_heatmap_redraws_in_the_page(page, record_latency):
     """Notebook 04's BrowserHeatmap, in JupyterLab: its temperature slider redraws the
     heatmap in the page, no kernel involved; the key-to-redraw times are printed beside the
     kernel-drawn explorers' (the same run, the same machine)."""
@@ -275,8 +272,7 @@ def test_the_browser_heatmap_redraws_in_the_page(page):
         "key_to_redraw_ms_worst": round(max(timings), 2),
         "first_key_ms": round(timings[0], 2),
     }
-    with open(ARTIFACTS / "latency.jsonl", "a", encoding="utf-8") as f:
-        f.write(json.dumps(result, ensure_ascii=False) + "\n")
+    record_latency(result)
     print(
         f"\n{relative}: BrowserHeatmap key -> redraw median {result['key_to_redraw_ms_median']} "
         f"ms, worst {result['key_to_redraw_ms_worst']} ms, first {result['first_key_ms']} ms "
