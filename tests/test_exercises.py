@@ -949,11 +949,11 @@ def test_a_wrong_matrix_is_drawn_beside_the_report(solved):
 
 def test_use_parts_keeps_a_part_that_passes_and_replaces_one_that_does_not(solved):
     from nbhelpers.exercises import use_parts
-    from nbhelpers.exercises.capstone import reference_step
+    from nbhelpers.exercises.training import accumulated_step
 
     parts = use_parts(attention=solved["MyCausalMultiHead"], step=skeleton_function)
     assert parts.attention is solved["MyCausalMultiHead"]
-    assert parts.step is reference_step  # not attempted: nbhelpers' own
+    assert parts.step is accumulated_step  # not attempted: nbhelpers' own
     assert parts.yours == ["attention"]
     assert "not passed its checker yet" in repr(parts)
 

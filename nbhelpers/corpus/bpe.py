@@ -106,8 +106,8 @@ class BPE:
         if not is_int(n_merges) or not 0 <= n_merges <= len(self.merges):
             raise ValueError(
                 tr(
-                    "n_merges must be an int from 0 to {len_self_merges}, got {n_merges!r}",
-                    len_self_merges=len(self.merges),
+                    "n_merges must be an int from 0 to {merges}, got {n_merges!r}",
+                    merges=len(self.merges),
                     n_merges=n_merges,
                 )
             )

@@ -322,8 +322,8 @@ class JapaneseGrammar:
             if not is_int(i) or not 0 <= i < len(self.tokenizer):
                 raise ValueError(
                     tr(
-                        "prefix ids must be ints in [0, {len_self_tokenizer}), got {i!r}",
-                        len_self_tokenizer=len(self.tokenizer),
+                        "prefix ids must be ints in [0, {vocab_size}), got {i!r}",
+                        vocab_size=len(self.tokenizer),
                         i=i,
                     )
                 )

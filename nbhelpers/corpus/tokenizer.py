@@ -113,8 +113,8 @@ class Tokenizer:
             if not is_int(i) or not 0 <= i < len(self):
                 raise ValueError(
                     tr(
-                        "ids must be ints in [0, {len_self}), got {i!r}",
-                        len_self=len(self),
+                        "ids must be ints in [0, {vocab_size}), got {i!r}",
+                        vocab_size=len(self),
                         i=i,
                     )
                 )

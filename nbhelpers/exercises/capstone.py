@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..gpt1 import GPT1, GPT1Block, GPT1Config
@@ -27,7 +26,7 @@ from ..support.language import tr
 from ..support.validation import check_positive_int, check_positive_number, check_seed
 from .core import FAILED, NOT_ATTEMPTED, PASSED, leaves_state_alone
 from .multi_head import check_causal_multi_head
-from .training import check_accumulated_step
+from .training import accumulated_step, check_accumulated_step
 from .transformer_block import check_gpt1_block, check_gpt1_forward
 
 GOAL_KL = 0.05  # nats per predicted token
@@ -45,25 +44,6 @@ def reference_forward(model, ids):
     for block in model.blocks:
         h = block(h)
     return h @ model.W_e.weight.T
-
-
-def reference_step(model, optimizer, ids, pad_id, micro_batch):
-    """One step of the whole batch, in micro-batches (nbhelpers' own)."""
-    total = (ids[:, 1:] != pad_id).sum()
-    optimizer.zero_grad(set_to_none=True)
-    loss_value = 0.0
-    for chunk in ids.split(micro_batch):
-        logits = model(chunk[:, :-1])
-        loss = (
-            F.cross_entropy(
-                logits.flatten(0, 1), chunk[:, 1:].flatten(), ignore_index=pad_id, reduction="sum"
-            )
-            / total
-        )
-        loss.backward()
-        loss_value += float(loss.detach())
-    optimizer.step()
-    return loss_value
 
 
 class CausalMultiHeadAttention(nn.Module):
@@ -125,7 +105,7 @@ class Parts:
     attention: type = CausalMultiHeadAttention
     block: type = GPT1Block
     forward: object = reference_forward
-    step: object = reference_step
+    step: object = accumulated_step
     yours: list[str] = field(default_factory=list)  # the names of the learner's parts in use
     lines: list[str] = field(default_factory=list)
 

@@ -30,11 +30,11 @@ from .references import (
 )
 
 
-def reference_step(
+def accumulated_step(
     model,
+    optimizer,
     ids,
     pad_id,
-    lr,
     micro_batch,
     *,
     shift=True,
@@ -43,12 +43,10 @@ def reference_step(
     weighting="tokens",
     zero="once",
     step="once",
-):
-    """The full batch's SGD step, made in micro-batches on a copy of `model` (its stale
-    gradients included) and written with F.cross_entropy; the keywords make the usual
-    mistakes. Returns (the loss reported, the parameters after)."""
-    model = with_stale_gradients(model)
-    optimizer = PlainSGD(model.parameters(), lr=lr)
+) -> float:
+    """The full batch's training step, made in micro-batches of `micro_batch` sentences and
+    written with F.cross_entropy: what check_accumulated_step expects, and the capstone's own
+    step. The keywords make the usual mistakes. Returns the loss reported."""
 
     def pair(chunk):
         if not shift:
@@ -63,11 +61,11 @@ def reference_step(
     chunks = ids.split(micro_batch)
     total = sum(counted(chunk[:, 1:] if shift else chunk) for chunk in chunks)
     if zero == "once":
-        optimizer.zero_grad()
+        optimizer.zero_grad(set_to_none=True)
     reported = 0.0
     for chunk in chunks:
         if zero == "each":
-            optimizer.zero_grad()
+            optimizer.zero_grad(set_to_none=True)
         logits, targets = pair(chunk)
         summed = F.cross_entropy(
             logits.flatten(0, 1),
@@ -87,6 +85,15 @@ def reference_step(
             optimizer.step()
     if step == "once":
         optimizer.step()
+    return reported
+
+
+def reference_step(model, ids, pad_id, lr, micro_batch, **mistake):
+    """accumulated_step on a copy of `model` (its stale gradients included) with plain SGD.
+    Returns (the loss reported, the parameters after)."""
+    model = with_stale_gradients(model)
+    optimizer = PlainSGD(model.parameters(), lr=lr)
+    reported = accumulated_step(model, optimizer, ids, pad_id, micro_batch, **mistake)
     return torch.tensor(reported, dtype=torch.float64), parameters_of(model)
 
 

@@ -14,6 +14,7 @@ which the notebook plots.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Sequence
@@ -121,10 +122,18 @@ def encode(task: str, examples: Sequence[LabelledExample], tokenizer):
     return tokenizer.pad(rows), labels
 
 
+@functools.cache
+def test_set(task: str) -> tuple[tuple[LabelledExample, ...], tuple[torch.Tensor, torch.Tensor]]:
+    """The test set of `task` (the same for every run) and its encoding, made once: a sweep
+    of fine-tuning runs evaluates on it hundreds of times."""
+    test = tuple(make_task(task, **TEST))
+    return test, encode(task, test, task_tokenizer())
+
+
 def split(task: str, seed: int, n_pool: int = 1024):
     """(training pool, test set): the test set is the same for every seed; the pool holds
     n_pool examples of `seed` that are not in it, and a run takes its first n_labelled."""
-    test = make_task(task, **TEST)
+    test, _ = test_set(task)
     seen = {e.parts for e in test}
     fresh = [e for e in make_task(task, 4 * n_pool, seed + POOL_SEED_OFFSET) if e.parts not in seen]
     return fresh[:n_pool], test
@@ -141,8 +150,8 @@ def starting_model(layers: int | None, seed: int) -> tuple[GPT1, list[int]]:
         if layers > len(pretrained.blocks):
             raise ValueError(
                 tr(
-                    "layers must be at most {len_pretrained_blocks}, the course model's blocks",
-                    len_pretrained_blocks=len(pretrained.blocks),
+                    "layers must be at most {blocks}, the course model's blocks",
+                    blocks=len(pretrained.blocks),
                 )
             )
         keep = ("W_e.", "W_p", *(f"blocks.{i}." for i in range(layers)))
@@ -168,13 +177,14 @@ def fine_tune(settings: FineTuningSettings | None = None, *, data=None, **overri
     if settings.n_labelled > len(pool):
         raise ValueError(
             tr(
-                "n_labelled must be at most {len_pool}, got {n_labelled}",
-                len_pool=len(pool),
+                "n_labelled must be at most {pool_size}, got {n_labelled}",
+                pool_size=len(pool),
                 n_labelled=settings.n_labelled,
             )
         )
     train_ids, train_labels = encode(settings.task, pool[: settings.n_labelled], tokenizer)
-    test_ids, test_labels = encode(settings.task, test, tokenizer)
+    known, encoded = test_set(settings.task)
+    test_ids, test_labels = encoded if test is known else encode(settings.task, test, tokenizer)
     model, (_, extract_id) = starting_model(settings.layers, settings.seed)
     classifier = GPT1Classifier(model, 2, extract_id, seed=settings.seed)
     optimizer = torch.optim.Adam(classifier.parameters(), lr=settings.lr)

@@ -45,9 +45,9 @@ def check_vector_2d(name: str, vector) -> np.ndarray:
     if not np.isfinite(array).all():
         raise ValueError(
             tr(
-                "{name} must hold finite numbers, got {array_tolist}",
+                "{name} must hold finite numbers, got {values}",
                 name=name,
-                array_tolist=array.tolist(),
+                values=array.tolist(),
             )
         )
     if not array.any():

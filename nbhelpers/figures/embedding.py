@@ -51,8 +51,8 @@ def _check_inputs(ids, W_e, W_p, vocab) -> tuple[np.ndarray, np.ndarray, np.ndar
     if not np.array_equal(ids_array, np.round(ids_array)):
         raise ValueError(
             tr(
-                "ids must hold integer token ids, got {ids_array_tolist}",
-                ids_array_tolist=ids_array.tolist(),
+                "ids must hold integer token ids, got {ids}",
+                ids=ids_array.tolist(),
             )
         )
     ids_array = ids_array.astype(int)
@@ -65,9 +65,9 @@ def _check_inputs(ids, W_e, W_p, vocab) -> tuple[np.ndarray, np.ndarray, np.ndar
     if ids_array.min() < 0 or ids_array.max() >= V:
         raise ValueError(
             tr(
-                "ids must lie in [0, V={V}) (rows of W_e), got {ids_array_tolist}",
+                "ids must lie in [0, V={V}) (rows of W_e), got {ids}",
                 V=V,
-                ids_array_tolist=ids_array.tolist(),
+                ids=ids_array.tolist(),
             )
         )
     if W_p.ndim != 2 or W_p.shape[1] != d or W_p.shape[0] < ids_array.size:

@@ -334,7 +334,7 @@ class HeadGridCanvas(Canvas):
                     selected=selected,
                 )
             )
-        labels = check_labels("tokens", tokens, n, unit="tokens")
+        labels = check_labels("tokens", tokens, n, unit=tr("tokens"))
         if self._layout != (h, n, d_model):
             self._build(h, n, d_model)
         for i, (ax, image) in enumerate(zip(self.head_axes, self._head_images, strict=True)):

@@ -224,7 +224,7 @@ def attention_heatmaps(
             )
         )
     h, n, _ = values.shape
-    labels = check_labels("labels", labels, n, unit="tokens")
+    labels = check_labels("labels", labels, n, unit=tr("tokens"))
     titles = list(titles) if titles is not None else [tr("head {k}", k=k) for k in range(h)]
     if len(titles) != h:
         raise ValueError(

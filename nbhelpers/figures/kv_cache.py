@@ -31,9 +31,9 @@ def _series(name: str, values, count: int) -> np.ndarray:
     if not (np.isfinite(values).all() and (values > 0).all()):
         raise ValueError(
             tr(
-                "{name} must hold positive times in seconds, got {values_tolist}",
+                "{name} must hold positive times in seconds, got {times}",
                 name=name,
-                values_tolist=values.tolist(),
+                times=values.tolist(),
             )
         )
     return values

@@ -36,9 +36,9 @@ def mask_steps_figure(
     if np.isnan(mask).any() or not np.all((mask == 0) | np.isneginf(mask)):
         raise ValueError(tr("M must hold only 0 (may attend) and -inf (masked)"))
     n, m = scores.shape
-    labels_q = check_labels("tokens", tokens, n, unit="queries")
+    labels_q = check_labels("tokens", tokens, n, unit=tr("queries"))
     labels_k = (
-        check_labels("tokens", tokens, m, unit="keys") if n == m else [str(j) for j in range(m)]
+        check_labels("tokens", tokens, m, unit=tr("keys")) if n == m else [str(j) for j in range(m)]
     )
     total = scores + mask
     shifted = np.where(np.isneginf(total), -np.inf, total - np.max(total, axis=1, keepdims=True))

@@ -23,7 +23,7 @@ def softmax_curve_figure(
     s = to_numpy(scores).reshape(-1)
     if s.size < 1 or not np.all(np.isfinite(s)):
         raise ValueError(tr("scores must be a non-empty row of finite numbers, got {s}", s=s))
-    labels = check_labels("labels", labels, s.size, unit="scores")
+    labels = check_labels("labels", labels, s.size, unit=tr("scores"))
     weights = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
     figure = Canvas(figsize=(10.4, 3.9)).figure
     left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.35, 1.0]})

@@ -68,12 +68,12 @@ class WeightedAverageCanvas(Canvas):
         if a.shape != (V.shape[0],):
             raise ValueError(
                 tr(
-                    "weights must hold one weight per value, {V_shape_0}, got {a_shape}",
-                    V_shape_0=V.shape[0],
+                    "weights must hold one weight per value, {m}, got {a_shape}",
+                    m=V.shape[0],
                     a_shape=a.shape,
                 )
             )
-        labels = check_labels("labels", labels, V.shape[0], unit="values")
+        labels = check_labels("labels", labels, V.shape[0], unit=tr("values"))
         for artist in self._artists:
             artist.remove()
         ax = self.ax

@@ -36,8 +36,8 @@ def weighted_rows_figure(
         )
     check_row_index("query", query, weights.shape[0])
     m, d_v = values.shape
-    labels = check_labels("labels", labels, m, unit="keys")
-    features = check_labels("feature_names", feature_names, d_v, unit="value features")
+    labels = check_labels("labels", labels, m, unit=tr("keys"))
+    features = check_labels("feature_names", feature_names, d_v, unit=tr("value features"))
     a = weights[query]
     scaled = a[:, None] * values
     output = scaled.sum(axis=0, keepdims=True)

@@ -37,8 +37,8 @@ class WeightedAverageExplorer(FigureExplorer):
         if not 0 <= query < self.Q.shape[0]:
             raise ValueError(
                 tr(
-                    "query must be a row of Q in [0, {Q_shape_0}), got {query}",
-                    Q_shape_0=self.Q.shape[0],
+                    "query must be a row of Q in [0, {n}), got {query}",
+                    n=self.Q.shape[0],
                     query=query,
                 )
             )
