@@ -86,7 +86,8 @@ def main(argv=None) -> int:
     rates = {name: args.new_tokens / timing.median for name, timing in timings.items()}
     what = (
         f"greedy generation of {args.new_tokens} new tokens, GPT ({config.n_layers} layers, "
-        f"d = {config.d_model}, {config.n_heads} heads): KV cache against recomputing"
+        f"d = {config.d_model}, {config.n_heads} heads), {torch.get_num_threads()} thread(s): "
+        "KV cache against recomputing"
     )
     figure = (
         f"{rates['cached']:,.0f} vs {rates['recompute']:,.0f} tokens/s: {speed_up:.1f}x, "
