@@ -131,11 +131,7 @@ class AttentionStepCanvas(Canvas):
                 (-0.5, -0.5), m, 1, fill=False, edgecolor="red", lw=2.5, zorder=2.6
             )
         )
-        panels = {
-            "heat": [self._image, self._cells],
-            "box": [self._row_box],
-        }
-        panels["heat"] += list(ax.spines.values())
+        changing = [self._image, self._cells, self._row_box, *ax.spines.values()]
 
         self._score_bars, self._score_texts = self._bar_panel(self.score_ax, cols, colours)
         self.score_ax.set_title(tr("scores $s_{ij}$ of query i"), fontsize=10)
@@ -143,10 +139,10 @@ class AttentionStepCanvas(Canvas):
         self.weight_ax.set_title(tr("weights $a_{ij}$ (sum to 1)"), fontsize=10)
         self.weight_ax.set_ylim(0, 1.18)
         self._score_ticks = self._scaled_y_axis(self.score_ax)
-        panels["score"] = [*self._score_ticks, *self._score_bars, self._score_texts]
-        panels["score"].append(self.score_ax.axhline(0, color="black", lw=0.6))
-        panels["weight"] = [*self._weight_bars, self._weight_texts]
-        panels["weight"].append(self.weight_ax.axhline(0, color="black", lw=0.6))
+        changing += [*self._score_ticks, *self._score_bars, self._score_texts]
+        changing.append(self.score_ax.axhline(0, color="black", lw=0.6))
+        changing += [*self._weight_bars, self._weight_texts]
+        changing.append(self.weight_ax.axhline(0, color="black", lw=0.6))
 
         ax = self.output_ax
         x = np.arange(d_v)
@@ -179,13 +175,12 @@ class AttentionStepCanvas(Canvas):
             title=tr("key j"),
         )  # fmt: skip
         self._output_ticks = self._scaled_y_axis(ax)
-        panels["output"] = [*self._output_ticks, *self._output_bars, self._dots]
-        panels["output"] += [self._output_texts, ax.axhline(0, color="black", lw=0.6)]
+        changing += [*self._output_ticks, *self._output_bars, self._dots]
+        changing += [self._output_texts, ax.axhline(0, color="black", lw=0.6)]
 
         self._title = figure.text(0.5, 0.95, "", ha="center", va="center", fontsize=11)
-        panels["title"] = [self._title]
+        changing.append(self._title)
         # Painted in z-order, as a full render would draw them (the row box over the spines).
-        changing = [a for artists in panels.values() for a in artists]
         self._changing = sorted(changing, key=lambda artist: artist.get_zorder())
         for artist in self._changing:
             artist.set_animated(self.blit)

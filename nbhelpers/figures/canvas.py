@@ -176,8 +176,8 @@ class Canvas:
 
 class Blitter:
     """matplotlib's blitting, for canvases that redraw often: render once what never changes
-    (frames, labels, titles: text is what costs most) and keep regions of those pixels, then
-    per frame restore a region and draw only the artists that change over it.
+    (frames, labels, titles: text is what costs most) and keep those pixels, then per frame
+    restore them and draw only the artists that change over them.
 
     The changing artists must be animated (`set_animated(True)`) while the background is
     rendered, so that a full draw leaves them out.
@@ -185,42 +185,22 @@ class Blitter:
 
     def __init__(self, canvas: FigureCanvasAgg):
         self.canvas = canvas
-        self.regions: dict[str, object] = {}
-        self._shows = None  # what the whole-figure background of frame() was rendered for
-
-    @property
-    def ready(self) -> bool:
-        return bool(self.regions)
+        self._background = None  # the saved pixels of everything but the changing artists
+        self._shows = None  # what the background was rendered for
 
     def forget(self) -> None:
-        self.regions = {}
+        self._background = None
 
-    def render(self) -> None:
-        """Draw the whole figure (animated artists are left out): the background."""
-        self.canvas.draw()
-
-    def save(self, name: str, box=None) -> None:
-        """Keep the canvas's pixels in `box` (a Bbox in pixels; the whole figure if None)."""
-        self.regions[name] = self.canvas.copy_from_bbox(box or self.canvas.figure.bbox)
-
-    def paint(self, name: str, artists) -> None:
-        """Restore the saved region `name`, then draw `artists` over it."""
-        self.canvas.restore_region(self.regions[name])
+    def frame(self, shows, artists) -> np.ndarray:
+        """The canvas, (height, width, 4) RGBA, after painting `artists` over the background,
+        which is rendered again only when there is none yet or `shows` (whatever it depends
+        on: labels, colour limits, ...) differs from what it was rendered for."""
+        if self._background is None or self._shows != shows:
+            self.canvas.draw()
+            self._background = self.canvas.copy_from_bbox(self.canvas.figure.bbox)
+            self._shows = shows
+        self.canvas.restore_region(self._background)
         renderer = self.canvas.get_renderer()
         for artist in artists:
             artist.draw(renderer)
-
-    def frame(self, shows, artists) -> np.ndarray:
-        """The canvas after painting `artists` over the whole-figure background, which is
-        rendered again only when there is none yet or `shows` (whatever the background
-        depends on: labels, colour limits, ...) differs from what it was rendered for."""
-        if not self.ready or self._shows != shows:
-            self.render()
-            self.save("figure")
-            self._shows = shows
-        self.paint("figure", artists)
-        return self.pixels()
-
-    def pixels(self) -> np.ndarray:
-        """The canvas now, (height, width, 4) RGBA."""
         return np.asarray(self.canvas.buffer_rgba())

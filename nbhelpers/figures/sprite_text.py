@@ -18,7 +18,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.font_manager import FontProperties
 
-ANCHORS = ("center", "bottom", "top")  # which side of a text's ink sits at its position
+# Where a text's ink sits against its position, as a fraction of its height below it:
+# centred on it, its bottom at it, its top at it.
+ANCHORS = {"center": 0.5, "bottom": 0.0, "top": 1.0}
 
 
 @functools.lru_cache(maxsize=8192)
@@ -86,7 +88,7 @@ class SpriteTexts(matplotlib.artist.Artist):
                 continue
             bitmap = sprite(text, colour, self.fontsize, renderer.dpi, family)
             height, width = bitmap.shape[:2]
-            bottom = {"center": y - height / 2, "bottom": y, "top": y - height}[anchor]
+            bottom = y - height * ANCHORS[anchor]
             # draw_image's y is the image's bottom side, and its row 0 is the bottom.
             renderer.draw_image(gc, round(x - width / 2), round(bottom), bitmap[::-1])
         gc.restore()
