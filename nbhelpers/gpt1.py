@@ -236,7 +236,7 @@ class GPT1(nn.Module):
         """h_L: the last block's output, (..., n, d_model). With a KVCache, ids are the
         tokens after the cache's `length` positions, and the cache is extended by them.
 
-        `every_layer=True` returns [h_0, last_head, ..., h_L] stacked, (L + 1, ..., n, d_model);
+        `every_layer=True` returns [h_0, h_1, ..., h_L] stacked, (L + 1, ..., n, d_model);
         `causal=False` leaves the causal mask out of every block for this call only (notebook
         07's explorer shows what the mask prevents), without changing the model."""
         self.check_inputs(ids, mask, 0 if cache is None else cache.length)

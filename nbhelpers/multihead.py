@@ -177,9 +177,14 @@ class MultiHeadAttention(nn.Module):
         rank as x) gets a head axis."""
         if mask is None:
             return None
-        if mask.dim() >= 3 and mask.dim() == x.dim():
-            mask = mask.unsqueeze(-3)  # (B, n|1, m) -> (B, 1, n|1, m): same for every head
-        return mask.to(x.dtype)  # float32 + float16 scores would promote, then fail at @ V
+        # x's dtype: float32 + float16 scores would promote, then fail at @ V.
+        return self.with_head_axis(x, mask).to(x.dtype)
+
+    @staticmethod
+    def with_head_axis(x, mask) -> torch.Tensor:
+        """A per-sentence mask (B, n|1, m), of x's rank, as (B, 1, n|1, m): the same for every
+        head. Any other mask as it is."""
+        return mask.unsqueeze(-3) if 3 <= mask.dim() == x.dim() else mask
 
     def check_mask(self, x, mask, keys: int) -> None:
         """A mask that fits the (..., h, n, keys) scores of x, in every way per_head accepts."""
@@ -194,7 +199,6 @@ class MultiHeadAttention(nn.Module):
             )
         n = x.shape[-2]
         scores_shape = (*x.shape[:-2], self.n_heads, n, keys)
-        per_head = mask.unsqueeze(-3) if 3 <= mask.dim() == x.dim() else mask  # as per_head
         shape_error = tr(
             "mask of shape {given} does not fit x of shape {x_shape}: the scores "
             "are {scores_shape} (..., h, n queries, m keys); pass a mask of shape "
@@ -206,7 +210,9 @@ class MultiHeadAttention(nn.Module):
             n=n,
             keys=keys,
         )
-        check_additive_mask(per_head, scores_shape, x.device, shape_error=shape_error)
+        check_additive_mask(
+            self.with_head_axis(x, mask), scores_shape, x.device, shape_error=shape_error
+        )
 
     def check_input(self, x) -> None:
         check_float_tensor("x", x)

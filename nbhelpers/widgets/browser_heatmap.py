@@ -27,8 +27,19 @@ from ..support.validation import check_float_tensor, check_positive_int
 
 SCRIPT = Path(__file__).with_name("static") / "attention_heatmap.js"
 MAX_TOKENS = 32  # the browser recomputes a softmax of at most 32 x 32 per redraw
-STATE = ("tokens", "raw", "values", "d_k", "temperature", "scaled", "causal", "head", "pinned")
-STATE = (*STATE, "texts")
+# The synced traits the browser draws from (to_html writes them into the page).
+STATE = (
+    "tokens",
+    "raw",
+    "values",
+    "d_k",
+    "temperature",
+    "scaled",
+    "causal",
+    "head",
+    "pinned",
+    "texts",
+)
 
 
 def texts() -> dict[str, str]:
@@ -63,7 +74,7 @@ class BrowserHeatmap(anywidget.AnyWidget):
         BrowserHeatmap(Q, K, tokens, V=None, causal=False, temperature=1.0)
 
     Q, K (n, d_k) or (h, n, d_k) per head; V (n, d_v) for o_i = Σ_j a_ij v_j (one head).
-    Notebooks 02 and 04.
+    Notebooks 04 and 05.
     """
 
     _esm = SCRIPT.read_text(encoding="utf-8")

@@ -15,7 +15,7 @@ from .base import FigureExplorer
 
 
 def layer_states(model: GPT1, ids: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
-    """[h_0, last_head, ..., h_L] for one sentence `ids` (n,), stacked: (n_layers + 1, n, d);
+    """[h_0, h_1, ..., h_L] for one sentence `ids` (n,), stacked: (n_layers + 1, n, d);
     causal=False leaves the mask out for this call (the model itself is not changed)."""
     return model.hidden_states(ids[None], causal=None if causal else False, every_layer=True)[
         :, 0
