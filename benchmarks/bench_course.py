@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     print(f"executing {len(notebooks)} notebooks, fresh kernel each, {CPU_ENV}")
     print(f"median of {args.repeats} run(s) per notebook, kernel start-up included;")
     print("memory: the kernel's peak resident set size after the last cell (largest run)")
-    total, failed, peaks, times = 0.0, [], {}, {}
+    failed, peaks, times = [], {}, {}
     for path in notebooks:
         try:
             runs = [
@@ -95,10 +95,9 @@ def main(argv=None) -> int:
         median = statistics.median(seconds for _, seconds, _ in runs)
         peaks[path.name] = max(peak for _, _, peak in runs)
         times[path.name] = median
-        total += median
         print(f"  {path.name:45} {median:7.1f} s  peak {format_bytes(peaks[path.name]):>9}")
     print(
-        f"  {'total':45} {total:7.1f} s  "
+        f"  {'total':45} {sum(times.values()):7.1f} s  "
         f"(target for the course under nbval: <= {COURSE_TARGET_S:.0f} s)"
     )
     if peaks:

@@ -75,15 +75,14 @@ def main(argv=None) -> int:
         device=device,
     )
     print(f"timing: median of {args.repeats} runs after 1 warm-up (time.perf_counter)")
+    rates = {name: args.new_tokens / timing.median for name, timing in timings.items()}
     for name, timing in timings.items():
-        rate = args.new_tokens / timing.median
-        print(f"  {name:10} {format_seconds(timing.median):>9}  {rate:8.1f} tokens/s")
+        print(f"  {name:10} {format_seconds(timing.median):>9}  {rates[name]:8.1f} tokens/s")
     speed_up = timings["recompute"].median / timings["cached"].median
     cache_bytes = KVCache(model, 1, config.n_ctx).nbytes
     print(f"  cache memory at {config.n_ctx} positions: {format_bytes(cache_bytes)}")
     verdict = "met" if speed_up >= SPEED_UP_TARGET else "MISSED"
     print(f"cached is {speed_up:.1f}x faster; target >= {SPEED_UP_TARGET:.0f}x: {verdict}")
-    rates = {name: args.new_tokens / timing.median for name, timing in timings.items()}
     what = (
         f"greedy generation of {args.new_tokens} new tokens, GPT ({config.n_layers} layers, "
         f"d = {config.d_model}, {config.n_heads} heads), {torch.get_num_threads()} thread(s): "
