@@ -3,8 +3,10 @@ reports what they measured, kernel-drawn explorers beside the browser-drawn heat
 
     kernel-drawn   JupyterLab, each notebook run top to bottom, then a slider moved five
                    times: median time from the key press to the new image on the page
-    browser-drawn  BrowserHeatmap (notebook 04 in JupyterLab, and its exported page opened
-                   offline): key press or pointer move -> the canvas redrawn, no kernel
+                   (and notebook 04 in Notebook 7)
+    browser-drawn  BrowserHeatmap (notebooks 00, 04 and 05 in JupyterLab, 04 in Notebook 7,
+                   and an exported page opened offline): key press or pointer move -> the
+                   canvas redrawn, no kernel
 
 Targets (issue 24): kernel-drawn median <= 100 ms on a 2-core machine; browser-drawn median
 <= 16 ms and worst <= 50 ms, first move included.
@@ -33,7 +35,9 @@ def rows(measured: list[dict]) -> list[dict]:
     """The table's rows from the browser tests' records (artifacts/browser/latency.jsonl)."""
     found = []
     kernel = {
-        Path(r["notebook"]).name.split("_", 1)[0] + (" (ja)" if "/ja/" in r["notebook"] else ""): r
+        Path(r["notebook"]).name.split("_", 1)[0]
+        + (" (ja)" if "/ja/" in r["notebook"] else "")
+        + (f" ({r['front_end']})" if "front_end" in r else ""): r
         for r in measured
         if "slider_to_image_ms_median" in r
     }

@@ -37,13 +37,25 @@ def compared_text(cell, patterns) -> list[str]:
     return text
 
 
-def has_widget(path: Path) -> bool:
+# Widgets drawn in the page by their own script (anywidget), named by their repr; every other
+# widget is a kernel-drawn explorer whose picture is a PNG sent by the kernel.
+BROWSER_DRAWN = ("BrowserHeatmap(",)
+
+
+def widget_reprs(path: Path) -> list[str]:
+    """The text/plain of every widget output the notebook has stored."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
-    return any(
-        WIDGET_MIME in output.get("data", {})
+    return [
+        "".join(output["data"].get("text/plain", ""))
         for cell in notebook["cells"]
         for output in cell.get("outputs", [])
-    )
+        if WIDGET_MIME in output.get("data", {})
+    ]
+
+
+def has_widget(path: Path, *, drawn_in_browser: bool) -> bool:
+    """Whether the notebook shows a browser-drawn widget, or a kernel-drawn one."""
+    return any(text.startswith(BROWSER_DRAWN) == drawn_in_browser for text in widget_reprs(path))
 
 
 def ignores_output(cell) -> bool:

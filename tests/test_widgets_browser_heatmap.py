@@ -59,7 +59,7 @@ def test_bad_input_names_the_argument(example, arguments, message):
 
 
 def test_a_temperature_outside_the_slider_is_refused(example):
-    with pytest.raises(ValueError, match=r"temperature must be a number in \[0.1, 3\], got 0"):
+    with pytest.raises(ValueError, match=r"temperature must be a number in \[0.1, 5\], got 0"):
         BrowserHeatmap(example.Q, example.K, example.tokens, temperature=0)
 
 

@@ -44,7 +44,12 @@ def figure_to_png(figure: Figure) -> bytes:
     if figure.canvas is None or not isinstance(figure.canvas, FigureCanvasAgg):
         FigureCanvasAgg(figure)
     # savefig, not print_png: only a save draws the artists that a blitting canvas animates.
-    figure.savefig(buffer, format="png", dpi=figure.dpi)
+    figure.savefig(
+        buffer,
+        format="png",
+        dpi=figure.dpi,
+        pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL},
+    )
     return buffer.getvalue()
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 
 from ..support.language import tr
+from .keyboard_scope import KeyboardScope
 
 
 def temperature_slider(
@@ -65,10 +66,12 @@ class FigureExplorer(widgets.VBox):
             if hasattr(control, "style") and hasattr(control.style, "description_width"):
                 control.style.description_width = "initial"  # never truncate a label
         self._control_box = widgets.HBox(list(controls))
+        # invisible: lets the arrow keys reach the sliders in Notebook 7 (keyboard_scope.py)
+        self._keyboard_scope = KeyboardScope()
         children = [self._control_box, self.image]
         if readout:
             children.append(self.readout)
-        super().__init__(children)
+        super().__init__([*children, self._keyboard_scope])
         for control in self._controls:
             control.observe(self._on_change, names="value")
         self.image.observe(self._fit_image, names="value")
@@ -89,7 +92,11 @@ class FigureExplorer(widgets.VBox):
         for control in getattr(self, "_controls", ()):
             control.unobserve(self._on_change, names="value")
         box = getattr(self, "_control_box", None)
-        parts = (*box.children, box, self.image, self.readout) if box is not None else ()
+        parts = (
+            (*box.children, box, self.image, self.readout, self._keyboard_scope)
+            if box is not None
+            else ()
+        )
         for part in parts:
             part.close()
         super().close()

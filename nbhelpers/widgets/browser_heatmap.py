@@ -27,6 +27,8 @@ from ..support.validation import check_float_tensor, check_positive_int
 
 SCRIPT = Path(__file__).with_name("static") / "attention_heatmap.js"
 MAX_TOKENS = 32  # the browser recomputes a softmax of at most 32 x 32 per redraw
+# The temperature slider's ends, as on the kernel-drawn explorers (widgets/base.py).
+TEMPERATURE_RANGE = (0.1, 5.0)
 # The synced traits the browser draws from (to_html writes them into the page).
 STATE = (
     "tokens",
@@ -34,6 +36,7 @@ STATE = (
     "values",
     "d_k",
     "temperature",
+    "temperature_range",
     "scaled",
     "causal",
     "head",
@@ -74,7 +77,7 @@ class BrowserHeatmap(anywidget.AnyWidget):
         BrowserHeatmap(Q, K, tokens, V=None, causal=False, temperature=1.0)
 
     Q, K (n, d_k) or (h, n, d_k) per head; V (n, d_v) for o_i = Σ_j a_ij v_j (one head).
-    Notebooks 04 and 05.
+    Notebooks 00, 04 and 05.
     """
 
     _esm = SCRIPT.read_text(encoding="utf-8")
@@ -83,6 +86,7 @@ class BrowserHeatmap(anywidget.AnyWidget):
     values = traitlets.List().tag(sync=True)  # V (n, d_v), or [] for none
     d_k = traitlets.Int(1).tag(sync=True)
     temperature = traitlets.Float(1.0).tag(sync=True)
+    temperature_range = traitlets.List(list(TEMPERATURE_RANGE)).tag(sync=True)
     scaled = traitlets.Bool(True).tag(sync=True)
     causal = traitlets.Bool(False).tag(sync=True)
     head = traitlets.Int(0).tag(sync=True)
@@ -123,9 +127,15 @@ class BrowserHeatmap(anywidget.AnyWidget):
                     )
                 )
         check_positive_int("d_k", Q.shape[-1])
-        if not (isinstance(temperature, (int, float)) and 0.1 <= temperature <= 3):
+        low, high = TEMPERATURE_RANGE
+        if not (isinstance(temperature, (int, float)) and low <= temperature <= high):
             raise ValueError(
-                tr("temperature must be a number in [0.1, 3], got {value!r}", value=temperature)
+                tr(
+                    "temperature must be a number in [{low:g}, {high:g}], got {value!r}",
+                    low=low,
+                    high=high,
+                    value=temperature,
+                )
             )
         raw = (Q @ K.transpose(-2, -1)).double()  # (h, n, n): q_i·k_j, before any scaling
         super().__init__(

@@ -79,10 +79,15 @@ function render({ model, el }) {
   const t = model.get("texts");
   const root = document.createElement("div");
   root.className = "nbh-heatmap";
-  // Arrow keys move this widget's sliders, not JupyterLab's cell selection: Lumino skips its
-  // shortcuts inside an element so marked, and nothing else above should see the keys either.
+  // Arrow keys move this widget's sliders, not the notebook's cell cursor. JupyterLab 4 lets
+  // the widget see a key first, and nothing above should see it after; Notebook 7 runs its
+  // shortcuts first, and skips one only when the focused control itself, which its selectors
+  // (`... :focus`) match, is marked data-lm-suppress-shortcuts.
   root.dataset.lmSuppressShortcuts = "true";
   root.addEventListener("keydown", (event) => event.stopPropagation());
+  root.addEventListener("focusin", (event) => {
+    if (event.target instanceof HTMLElement) event.target.dataset.lmSuppressShortcuts = "true";
+  });
   root.innerHTML = `<style>
     .nbh-heatmap { font: 13px system-ui, sans-serif; color: #222; }
     .nbh-controls { display: flex; gap: 18px; align-items: center; flex-wrap: wrap; margin: 4px 0 8px; }
@@ -96,7 +101,8 @@ function render({ model, el }) {
   const controls = document.createElement("div");
   controls.className = "nbh-controls";
   const temperature = Object.assign(document.createElement("input"), {
-    type: "range", min: 0.1, max: 3, step: 0.05, value: model.get("temperature"),
+    type: "range", min: model.get("temperature_range")[0], max: model.get("temperature_range")[1],
+    step: 0.05, value: model.get("temperature"),
   });
   temperature.setAttribute("aria-label", t.temperature);
   const temperatureReadout = document.createElement("span");
