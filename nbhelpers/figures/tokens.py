@@ -11,7 +11,7 @@ from matplotlib.patches import FancyBboxPatch
 
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
-from .canvas import Canvas
+from .canvas import Blitter, Canvas, pixels_to_png
 from .style import MID_GREY, PALE_GREY
 
 
@@ -51,26 +51,26 @@ def _width(text: str) -> float:
     return max(0.9, 0.16 + sum(0.4 if ord(c) > 0x2E80 else 0.2 for c in text))
 
 
-def _draw_row(ax, tokens: Sequence, y: float, *, colours=None) -> float:
-    x = 0.0
+def _draw_row(ax, tokens: Sequence, y: float, *, colours=None) -> list:
+    """One row of token boxes at height y; returns the artists it added."""
+    x, drawn = 0.0, []
     for k, token in enumerate(tokens):
         text = token_text(token)
         w = _width(text)
         colour = (colours or {}).get(text, SERIES_COLOURS[0] if k % 2 == 0 else SERIES_COLOURS[2])
-        ax.add_patch(
-            FancyBboxPatch(
-                (x + 0.04, y - _BOX_HEIGHT / 2),
-                w - 0.08,
-                _BOX_HEIGHT,
-                boxstyle="round,pad=0,rounding_size=0.08",
-                facecolor=colour,
-                alpha=0.25,
-                edgecolor=colour,
-            )  # fmt: skip
+        box = FancyBboxPatch(
+            (x + 0.04, y - _BOX_HEIGHT / 2),
+            w - 0.08,
+            _BOX_HEIGHT,
+            boxstyle="round,pad=0,rounding_size=0.08",
+            facecolor=colour,
+            alpha=0.25,
+            edgecolor=colour,
         )
-        ax.text(x + w / 2, y, text, ha="center", va="center", fontsize=11)
+        drawn.append(ax.add_patch(box))
+        drawn.append(ax.text(x + w / 2, y, text, ha="center", va="center", fontsize=11))
         x += w
-    return x
+    return drawn
 
 
 def token_rows_figure(
@@ -110,35 +110,85 @@ def bpe_curve(bpe, corpus: Sequence[str], points: int = 25) -> tuple[np.ndarray,
     return steps, [float(np.mean([len(bpe.encode(t, int(k))) for t in sample])) for k in steps]
 
 
+class BPECanvas(Canvas):
+    """Left: the sentences' tokens after the first n_merges merges of a BPE. Right: the mean
+    number of tokens per corpus sentence against the number of merges, this one marked.
+
+    The right-hand panel and the title are made once per BPE; a draw replaces the token boxes
+    and moves the marker. With `blit=True` (for the explorer) `png()` renders the curve, its
+    ticks and labels once per BPE and then only paints the boxes, the left title and the
+    marker over them; with `blit=False` every artist is an ordinary one.
+    """
+
+    def __init__(self, rows: int, *, blit: bool = False):
+        super().__init__(figsize=(11.5, 0.5 * rows + 2.0))
+        self.rows = rows
+        self.blit = blit
+        self._blitter = Blitter(self.canvas)
+        self.tokens_ax = self.figure.add_axes((0.02, 0.08, 0.56, 0.72))
+        self.tokens_ax.set_ylim(rows - 0.4, -0.6)
+        self.tokens_ax.axis("off")
+        self.curve_ax = self.figure.add_axes((0.66, 0.2, 0.32, 0.62))
+        self._shows: tuple | None = None  # (the BPE's unit, its curve) the panel shows
+        self._curve_artists: list = []
+        self._boxes: list = []
+        self._marker = None
+
+    def draw(self, bpe, sentences: Sequence[str], n_merges: int, curve) -> Figure:
+        """`curve`: bpe_curve(bpe, corpus), the right-hand panel's (merges, tokens)."""
+        steps, mean_tokens = curve
+        shows = (bpe.unit, tuple(steps), tuple(mean_tokens))
+        if shows != self._shows:
+            self._draw_curve(bpe.unit, steps, mean_tokens)
+            self._shows = shows
+        ax = self.tokens_ax
+        for artist in self._boxes:
+            artist.remove()
+        rows = [bpe.encode(s, n_merges) for s in sentences]
+        widths = [sum(_width(token_text(t)) for t in row) for row in rows]
+        ax.set_xlim(0, max(max(widths), 8.0) + 0.1)  # the panel has no axis: nothing to redraw
+        self._boxes = [artist for r, row in enumerate(rows) for artist in _draw_row(ax, row, r)]
+        title = ax.set_title(
+            tr("{k} merges: {tokens} tokens in the first sentence", k=n_merges,
+               tokens=len(rows[0])),
+            fontsize=11,
+        )  # fmt: skip
+        self._marker.set_xdata([n_merges, n_merges])
+        self._moving = [*self._boxes, title, self._marker]
+        for artist in self._moving:
+            artist.set_animated(self.blit)
+        return self.figure
+
+    def _draw_curve(self, unit: str, steps, mean_tokens) -> None:
+        for artist in self._curve_artists:
+            artist.remove()
+        ax = self.curve_ax
+        (line,) = ax.plot(steps, mean_tokens, color=SERIES_COLOURS[0])
+        self._marker = ax.axvline(0, color=SERIES_COLOURS[3], lw=1.2)
+        self._curve_artists = [line, self._marker]
+        ax.relim()
+        ax.autoscale_view()
+        ax.set_xlabel(tr("merges"), fontsize=10)
+        ax.set_ylabel(tr("tokens per sentence"), fontsize=10)
+        ax.tick_params(labelsize=9)
+        name = tr("characters") if unit == "char" else tr("UTF-8 bytes")
+        self.figure.suptitle(tr("BPE from {unit}", unit=name), fontsize=12)
+        self._blitter.forget()
+
+    def png(self) -> bytes:
+        if not self.blit:
+            return super().png()
+        return pixels_to_png(self._blitter.frame(self._shows, self._moving))
+
+
 def bpe_figure(
     bpe, sentences: Sequence[str], n_merges: int, corpus: Sequence[str], *, curve=None
 ) -> Figure:
-    """Left: the sentences' tokens after the first n_merges merges of `bpe`. Right: the mean
-    number of tokens per corpus sentence against the number of merges, with this one marked
-    (`curve`: bpe_curve's result, when the caller has it already)."""
-    steps, mean_tokens = curve if curve is not None else bpe_curve(bpe, corpus)
-    rows = [bpe.encode(s, n_merges) for s in sentences]
-    widths = [sum(_width(token_text(t)) for t in row) for row in rows]
-    figure = Canvas(figsize=(11.5, 0.5 * len(rows) + 2.0)).figure
-    ax = figure.add_axes((0.02, 0.08, 0.56, 0.72))
-    ax.set_xlim(0, max(max(widths), 8.0) + 0.1)
-    ax.set_ylim(len(rows) - 0.4, -0.6)
-    ax.axis("off")
-    for r, row in enumerate(rows):
-        _draw_row(ax, row, r)
-    ax.set_title(
-        tr("{k} merges: {tokens} tokens in the first sentence", k=n_merges, tokens=len(rows[0])),
-        fontsize=11,
-    )
-    curve = figure.add_axes((0.66, 0.2, 0.32, 0.62))
-    curve.plot(steps, mean_tokens, color=SERIES_COLOURS[0])
-    curve.axvline(n_merges, color=SERIES_COLOURS[3], lw=1.2)
-    curve.set_xlabel(tr("merges"), fontsize=10)
-    curve.set_ylabel(tr("tokens per sentence"), fontsize=10)
-    curve.tick_params(labelsize=9)
-    unit = tr("characters") if bpe.unit == "char" else tr("UTF-8 bytes")
-    figure.suptitle(tr("BPE from {unit}", unit=unit), fontsize=12)
-    return figure
+    """A new Figure of BPECanvas: the sentences' tokens after n_merges merges of `bpe`, and
+    the tokens per sentence of `corpus` against the merges (`curve`: bpe_curve's result,
+    when the caller has it already)."""
+    curve = curve if curve is not None else bpe_curve(bpe, corpus)
+    return BPECanvas(len(sentences)).draw(bpe, sentences, n_merges, curve)
 
 
 def fine_tuning_curves_figure(

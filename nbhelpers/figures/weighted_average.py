@@ -12,7 +12,7 @@ from matplotlib.patches import Polygon
 
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
-from .canvas import Canvas, check_labels, keep_labels_apart, to_numpy
+from .canvas import Blitter, Canvas, check_labels, keep_labels_apart, pixels_to_png, to_numpy
 from .style import BLUE, LIGHT_GREY
 
 
@@ -40,13 +40,25 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
 
 
 class WeightedAverageCanvas(Canvas):
-    """The values v_j as dots (size ∝ a_ij), their convex hull, and o_i, redrawn in place."""
+    """The values v_j as dots (size ∝ a_ij), their convex hull, and o_i, redrawn in place.
 
-    def __init__(self, *, figsize: tuple[float, float] = (5.2, 4.4), dpi: int = 100):
+    The artists are made once per set of values and labels; a draw only changes the dots'
+    sizes, the weights in the labels, the spokes and o_i. With `blit=True` (for the explorer)
+    `png()` renders the axes, the hull and the legend once per set of values and then only
+    paints what a weight moves over them; with `blit=False` every artist is an ordinary one.
+    """
+
+    def __init__(
+        self, *, figsize: tuple[float, float] = (5.2, 4.4), dpi: int = 100, blit: bool = False
+    ):
         super().__init__(figsize=figsize, dpi=dpi)
         self.ax = self.figure.add_subplot()
         self.figure.subplots_adjust(left=0.16, right=0.97, bottom=0.12, top=0.9)
+        self.blit = blit
+        self._blitter = Blitter(self.canvas)
+        self._layout: tuple | None = None  # (values, labels) the artists were made for
         self._artists: list = []
+        self._moving: list = []
 
     def draw(
         self,
@@ -74,51 +86,67 @@ class WeightedAverageCanvas(Canvas):
                 )
             )
         labels = check_labels("labels", labels, V.shape[0], unit=tr("values"))
+        layout = (V.tobytes(), tuple(labels))
+        new_layout = layout != self._layout
+        if new_layout:
+            self._build(V)
+            self._layout = layout
+        o = a @ V  # o_i = Σ_j a_ij v_j
+        for j, (x, y) in enumerate(V):
+            self._dots[j].set_sizes([40 + 600 * a[j]])
+            self._labels[j].set_text(f"{labels[j]}  {a[j]:.2f}")
+            self._spokes[j].set_data([o[0], x], [o[1], y])
+            self._spokes[j].set_linewidth(0.5 + 3 * a[j])
+        self._star.set_offsets([o])
+        self._title.set_text(translate(title) or "")
+        if new_layout:
+            # Placed once per layout: a weight always prints as d.dd, so a label keeps its
+            # width as the weights change.
+            keep_labels_apart(self.figure, self._labels)
+        return self.figure
+
+    def _build(self, V: np.ndarray) -> None:
         for artist in self._artists:
             artist.remove()
         ax = self.ax
-        hull = convex_hull(V)
-        outline = Polygon(hull, closed=True, facecolor="#e8eef6", edgecolor=BLUE, zorder=0)
-        self._artists = [ax.add_patch(outline)]
-        o = a @ V
-        labels_drawn = []
-        for j, (x, y) in enumerate(V):
-            self._artists.append(
-                ax.scatter(
-                    [x], [y], s=40 + 600 * a[j], color=SERIES_COLOURS[0], alpha=0.8, zorder=2
-                )
+        outline = Polygon(convex_hull(V), closed=True, facecolor="#e8eef6", edgecolor=BLUE,
+                          zorder=0)  # fmt: skip
+        self._dots, self._labels, self._spokes = [], [], []
+        for x, y in V:
+            self._dots.append(
+                ax.scatter([x], [y], s=40, color=SERIES_COLOURS[0], alpha=0.8, zorder=2)
             )
-            label = ax.annotate(
-                f"{labels[j]}  {a[j]:.2f}", (x, y), textcoords="offset points", xytext=(8, 6),
-                fontsize=10,
-            )  # fmt: skip
-            labels_drawn.append(label)
-            self._artists.append(label)
-            self._artists.append(
-                ax.plot([o[0], x], [o[1], y], color=LIGHT_GREY, linewidth=0.5 + 3 * a[j], zorder=1)[
-                    0
-                ]
+            self._labels.append(
+                ax.annotate("", (x, y), textcoords="offset points", xytext=(8, 6), fontsize=10)
             )
-        self._artists.append(
-            ax.scatter(
-                [o[0]],
-                [o[1]],
-                marker="*",
-                s=260,
-                color=SERIES_COLOURS[3],
-                zorder=3,
-                label="$o_i = \\sum_j a_{ij} v_j$",
-            )
+            self._spokes.append(ax.plot([x, x], [y, y], color=LIGHT_GREY, zorder=1)[0])
+        self._star = ax.scatter(
+            [V[0, 0]],
+            [V[0, 1]],
+            marker="*",
+            s=260,
+            color=SERIES_COLOURS[3],
+            zorder=3,
+            label="$o_i = \\sum_j a_{ij} v_j$",
         )
-        self._artists.append(ax.legend(loc="lower right", fontsize=9))
+        legend = ax.legend(loc="lower right", fontsize=9)
         pad = 0.25 * max(float(np.ptp(V[:, 0])), float(np.ptp(V[:, 1])), 1e-6)
         ax.set_xlim(V[:, 0].min() - pad, V[:, 0].max() + 2 * pad)
         ax.set_ylim(V[:, 1].min() - pad, V[:, 1].max() + pad)
         ax.set_xlabel(tr("value feature 1"))
         ax.set_ylabel(tr("value feature 2"))
-        ax.set_title(translate(title) or "", fontsize=11)
-        keep_labels_apart(self.figure, labels_drawn)
-        return self.figure
+        self._title = ax.set_title("", fontsize=11)
+        moving = [*self._spokes, *self._dots, self._star, *self._labels, self._title]
+        self._artists = [ax.add_patch(outline), *moving[:-1], legend]
+        self._moving = sorted(moving, key=lambda artist: artist.get_zorder())
+        for artist in self._moving:
+            artist.set_animated(self.blit)
+        self._blitter.forget()
+
+    def png(self) -> bytes:
+        if not self.blit:
+            return super().png()
+        return pixels_to_png(self._blitter.frame(self._layout, self._moving))
 
 
 def weighted_average_figure(values, weights, labels=None, **draw_options) -> Figure:

@@ -10,8 +10,7 @@ import ipywidgets as widgets
 
 from ..corpus import JapaneseGrammar
 from ..corpus.bpe import UNITS, learn_bpe
-from ..figures.canvas import figure_to_png
-from ..figures.tokens import bpe_curve, bpe_figure, token_text
+from ..figures.tokens import BPECanvas, bpe_curve, token_text
 from ..support.language import tr
 from ..support.validation import check_positive_int
 from .base import FigureExplorer
@@ -56,6 +55,7 @@ class BPEExplorer(FigureExplorer):
         self.unit = widgets.ToggleButtons(
             options=[(tr("characters"), "char"), (tr("UTF-8 bytes"), "byte")], value="char"
         )
+        self.canvas = BPECanvas(len(self.sentences), blit=True)
         super().__init__([self.merges, self.unit])
         self.redraw()
 
@@ -70,10 +70,8 @@ class BPEExplorer(FigureExplorer):
 
     def redraw(self) -> None:
         k = self.merges.value
-        self.drawn = bpe_figure(
-            self.bpe, self.sentences, k, self.corpus, curve=self.curves[self.unit.value]
-        )  # the Figure shown
-        self.image.value = figure_to_png(self.drawn)
+        self.canvas.draw(self.bpe, self.sentences, k, self.curves[self.unit.value])
+        self.image.value = self.canvas.png()
         latest = self.bpe.merges[max(0, k - 5) : k]
         lines = [
             tr(

@@ -48,7 +48,7 @@ class WeightedAverageExplorer(FigureExplorer):
             value=query,
             description=tr("query"),
         )
-        self.canvas = WeightedAverageCanvas()
+        self.canvas = WeightedAverageCanvas(blit=True)
         super().__init__([self.query, self.temperature])
         self.redraw()
 
