@@ -70,3 +70,11 @@ def layout_problems(figure) -> list[str]:
             if dx > OVERLAP_PX and dy > OVERLAP_PX:
                 problems.append(f"overlap: {first.get_text()!r} and {second.get_text()!r}")
     return problems
+
+
+def cell_texts(ax) -> list[str]:
+    """The numbers (or ×) a heatmap canvas paints on its cells, row by row: CellNumbers
+    bitmaps, not Text artists."""
+    from nbhelpers.figures.sprite_text import CellNumbers
+
+    return [t for a in ax.artists if isinstance(a, CellNumbers) for t in a.get_texts()]

@@ -6,6 +6,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+from layout import cell_texts
 from nbhelpers import HeatmapCanvas, attention_heatmap, figure_to_png
 
 TOKENS = ["犬", "が", "河岸", "を", "歩く"]
@@ -27,7 +28,7 @@ def test_heatmap_is_a_pure_figure_with_colorbar_and_annotations():
     assert isinstance(figure, Figure)
     assert plt.get_fignums() == before  # nothing went through pyplot's state
     heatmap_ax, colorbar_ax = figure.axes
-    texts = [t.get_text() for t in heatmap_ax.texts]
+    texts = cell_texts(heatmap_ax)
     assert texts[:2] == [f"{weights[0, 0]:.2f}", f"{weights[0, 1]:.2f}"]
     assert len(texts) == 25
     assert [t.get_text() for t in heatmap_ax.get_xticklabels()] == TOKENS
@@ -38,7 +39,7 @@ def test_masked_cells_are_drawn_distinctly():
     weights = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]
     masked = np.triu(np.ones((4, 4), dtype=bool), 1)
     figure = attention_heatmap(weights, masked=masked)
-    texts = np.array([t.get_text() for t in figure.axes[0].texts]).reshape(4, 4)
+    texts = np.array(cell_texts(figure.axes[0])).reshape(4, 4)
     assert (texts[masked] == "×").all()
     assert (texts[~masked] != "×").all()
     image = figure.axes[0].images[0].get_array()
@@ -47,7 +48,7 @@ def test_masked_cells_are_drawn_distinctly():
 
 def test_large_matrices_are_not_annotated():
     figure = attention_heatmap(np.full((20, 20), 0.05))
-    assert len(figure.axes[0].texts) == 0
+    assert cell_texts(figure.axes[0]) == []
 
 
 def test_canvas_redraw_reuses_artists_and_changes_pixels():
@@ -58,7 +59,7 @@ def test_canvas_redraw_reuses_artists_and_changes_pixels():
     assert canvas.ax.images[0] is first_image
     assert canvas.png() != first_png
     canvas.draw(np.eye(4))  # a new shape rebuilds
-    assert len(canvas.ax.texts) == 16
+    assert len(cell_texts(canvas.ax)) == 16
 
 
 @pytest.mark.parametrize(

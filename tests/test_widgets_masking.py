@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import torch
 
+from layout import cell_texts
 from nbhelpers import MaskExplorer
 
 TOKENS = ["犬", "が", "河岸", "を", "歩く"]
@@ -43,7 +44,7 @@ def test_padding_masks_the_last_keys_and_relabels_them():
 
 def test_masked_cells_are_drawn_with_a_cross():
     explorer = make_explorer(causal=True)
-    texts = np.array([t.get_text() for t in explorer.canvas.ax.texts]).reshape(5, 5)
+    texts = np.array(cell_texts(explorer.canvas.ax)).reshape(5, 5)
     blocked = np.triu(np.ones((5, 5), dtype=bool), 1)
     assert (texts[blocked] == "×").all() and (texts[~blocked] != "×").all()
 

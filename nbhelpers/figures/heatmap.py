@@ -21,6 +21,7 @@ from .canvas import (
     pixels_to_png,
     to_numpy,
 )
+from .sprite_text import CellNumbers
 from .style import BLOCKED, cell_text_colours
 
 
@@ -31,10 +32,11 @@ class HeatmapCanvas(Canvas):
     so a slider-driven widget keeps one canvas and only swaps the data, the labels and the
     annotation strings. A new figure is built only when the matrix changes shape.
 
-    `png()` blits: the frame, tick labels and colour bar are rendered once (again only when
-    the labels or the colour scale change) and each frame paints just the cells, their
-    numbers, the row frame and the title over them. The figure that `draw` returns still
-    renders completely anywhere else (show_figure, savefig).
+    `png()` blits: the frame and the colour bar are rendered once (again only when the colour
+    scale changes) and each frame paints just the cells, their numbers (cached bitmaps,
+    `CellNumbers`), the axes with their tick labels, the row frame and the title over them,
+    so that new labels (a padded key, a replaced token) cost no full render. The figure that
+    `draw` returns still renders completely anywhere else (show_figure, savefig).
     """
 
     def __init__(
@@ -55,7 +57,7 @@ class HeatmapCanvas(Canvas):
         self._vmin, self._vmax = vmin, vmax
         self._colorbar_label = colorbar_label  # None: "attention weight", in the language set
         self._image = None
-        self._texts: list = []
+        self._numbers: CellNumbers | None = None  # None: cells too small to annotate
         self._shape: tuple[int, int] | None = None
         self._row_box = None
         self._blitter = Blitter(self.canvas)
@@ -81,23 +83,18 @@ class HeatmapCanvas(Canvas):
         self.ax.set_xlabel(tr("key j (attended to)"))
         self.ax.set_ylabel(tr("query i"))
         self.ax.tick_params(length=0)
-        self._texts = []
-        if annotation_fits(self.ax, n, m):
-            self._texts = [
-                [
-                    self.ax.text(j, i, "", ha="center", va="center", fontsize=MIN_FONT_PT)
-                    for j in range(m)
-                ]  # fmt: skip
-                for i in range(n)
-            ]
+        self._numbers = CellNumbers(self.ax, n, m, MIN_FONT_PT) if annotation_fits(
+            self.ax, n, m) else None  # fmt: skip
         self._row_box = self.ax.add_patch(
             matplotlib.patches.Rectangle(
                 (-0.5, -0.5), m, 1, fill=False, edgecolor="red", linewidth=2, visible=False
             )
         )
-        # The spines too: a full render draws them over the image. Painted in zorder, as there.
+        # The spines too: a full render draws them over the image. The axes with their tick
+        # labels and names: labels change with a slider. Painted in zorder, as a render does.
         changing = [self._image, self._row_box, *self.ax.spines.values(), self.ax.title]
-        changing += [t for row in self._texts for t in row]
+        changing += [self.ax.xaxis, self.ax.yaxis]
+        changing += [] if self._numbers is None else [self._numbers]
         self._changing = sorted(changing, key=lambda artist: artist.get_zorder())
         for artist in self._changing:
             artist.set_animated(True)
@@ -147,6 +144,10 @@ class HeatmapCanvas(Canvas):
             if self._log_scale:
                 visible = visible[visible > 0]  # a log scale starts above 0
             low, high = (visible.min(), visible.max()) if visible.size else (1e-6, 1.0)
+            if self._log_scale:
+                # Whole decades: the colour bar stays put while the values move within them
+                # (and a blitted redraw keeps its background).
+                low, high = 10 ** np.floor(np.log10(low)), 10 ** np.ceil(np.log10(high))
             fixed_low = self._vmin is not None and not (self._log_scale and self._vmin <= 0)
             self._image.set_clim(
                 self._vmin if fixed_low else low,
@@ -155,19 +156,17 @@ class HeatmapCanvas(Canvas):
         self.ax.set_xticklabels(cols)
         self.ax.set_yticklabels(rows)
         self.ax.set_title(translate(title) or "")
-        colours = cell_text_colours(self._image, values)
-        for i, row in enumerate(self._texts):
-            for j, text in enumerate(row):
-                if blocked[i, j]:
-                    text.set_text("×")
-                    text.set_color(BLOCKED)
-                else:
-                    text.set_text(fmt.format(values[i, j]))
-                    text.set_color(colours[i, j])
+        if self._numbers is not None:
+            colours = cell_text_colours(self._image, values)
+            cells = list(zip(values.flat, colours.flat, blocked.flat, strict=True))
+            self._numbers.set_cells(
+                ["×" if b else fmt.format(v) for v, _, b in cells],
+                [BLOCKED if b else c for _, c, b in cells],
+            )
         self._row_box.set_visible(highlight_row is not None)
         if highlight_row is not None:
             self._row_box.set_y(highlight_row - 0.5)
-        self._showing = (tuple(rows), tuple(cols), self._image.get_clim())
+        self._showing = self._image.get_clim()  # what the background (the colour bar) shows
         return self.figure
 
     def png(self) -> bytes:
