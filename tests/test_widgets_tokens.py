@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from explorer_checks import assert_redraws
+from layout import layout_problems
 from nbhelpers import BPEExplorer, FineTuningCurvesExplorer, TaskInputExplorer
 from nbhelpers.experiments.fine_tuning import load_curves
+from nbhelpers.figures.tokens import LINE_UNITS, wrap_tokens
 from nbhelpers.widgets.fine_tuning import KINDS, task_rows
 
 
@@ -33,6 +35,17 @@ def test_the_bpe_explorer_shows_bytes_that_split_a_character_in_hex(bpe_explorer
     assert_redraws(bpe_explorer, "unit", "byte", readout=False)
     tokens = bpe_explorer.tokens()
     assert len(tokens) == len("犬が河岸を歩く".encode()) and tokens[0] == "e7"
+
+
+def test_long_rows_of_bytes_wrap_instead_of_crowding_their_labels(bpe_explorer):
+    bpe_explorer.unit.value, bpe_explorer.merges.value = "byte", 0
+    tokens = bpe_explorer.bpe.encode(bpe_explorer.sentences[1], 0)
+    lines = wrap_tokens(tokens)
+    assert [t for line in lines for t in line] == tokens and len(lines) == 3
+    assert all(0.9 * len(line) <= LINE_UNITS for line in lines)  # a byte's box is 0.9 wide
+    assert layout_problems(bpe_explorer.canvas.figure) == []
+    bpe_explorer.unit.value = "char"  # back to one line per sentence, the figure shorter
+    assert layout_problems(bpe_explorer.canvas.figure) == []
 
 
 def test_the_bpe_explorer_names_a_character_the_corpus_lacks():

@@ -51,6 +51,25 @@ def _width(text: str) -> float:
     return max(0.9, 0.16 + sum(0.4 if ord(c) > 0x2E80 else 0.2 for c in text))
 
 
+# The widest a line of token boxes may be, in _width units, before it wraps: the BPE panel
+# keeps a CJK character's box at about 0.3 inch, wide enough for it or for two hex digits.
+LINE_UNITS = 20.0
+
+
+def wrap_tokens(tokens: Sequence, units: float = LINE_UNITS) -> list[list]:
+    """The tokens in lines of at most `units` (_width) each; a token wider than a line gets
+    a line of its own."""
+    lines, width = [[]], 0.0
+    for token in tokens:
+        w = _width(token_text(token))
+        if lines[-1] and width + w > units:
+            lines.append([])
+            width = 0.0
+        lines[-1].append(token)
+        width += w
+    return lines
+
+
 def _draw_row(ax, tokens: Sequence, y: float, *, colours=None) -> list:
     """One row of token boxes at height y; returns the artists it added."""
     x, drawn = 0.0, []
@@ -121,12 +140,11 @@ class BPECanvas(Canvas):
     """
 
     def __init__(self, rows: int, *, blit: bool = False):
-        super().__init__(figsize=(11.5, 0.5 * rows + 2.0))
-        self.rows = rows
+        super().__init__(figsize=_bpe_figsize(rows))
         self.blit = blit
         self._blitter = Blitter(self.canvas)
+        self._lines = rows  # lines of token boxes the figure is sized for
         self.tokens_ax = self.figure.add_axes((0.02, 0.08, 0.56, 0.72))
-        self.tokens_ax.set_ylim(rows - 0.4, -0.6)
         self.tokens_ax.axis("off")
         self.curve_ax = self.figure.add_axes((0.66, 0.2, 0.32, 0.62))
         self._shows: tuple | None = None  # (the BPE's unit, its curve) the panel shows
@@ -137,17 +155,34 @@ class BPECanvas(Canvas):
     def draw(self, bpe, sentences: Sequence[str], n_merges: int, curve) -> Figure:
         """`curve`: bpe_curve(bpe, corpus), the right-hand panel's (merges, tokens)."""
         steps, mean_tokens = curve
-        shows = (bpe.unit, tuple(steps), tuple(mean_tokens))
-        if shows != self._shows:
+        rows = [bpe.encode(s, n_merges) for s in sentences]
+        # Long rows (few merges, UTF-8 bytes) wrap rather than shrink their boxes past reading;
+        # a sentence's lines sit closer together than two sentences.
+        lines, heights, y = [], [], 0.0
+        for row in rows:
+            for line in wrap_tokens(row):
+                lines.append(line)
+                heights.append(y)
+                y += 0.8
+            y += 0.4
+        if len(lines) != self._lines:
+            self.figure.set_size_inches(_bpe_figsize(len(lines)))
+            self._lines = len(lines)
+        shown = (bpe.unit, tuple(steps), tuple(mean_tokens))
+        if shown != self._shows:
             self._draw_curve(bpe.unit, steps, mean_tokens)
-            self._shows = shows
+            self._shows = shown
         ax = self.tokens_ax
         for artist in self._boxes:
             artist.remove()
-        rows = [bpe.encode(s, n_merges) for s in sentences]
-        widths = [sum(_width(token_text(t)) for t in row) for row in rows]
+        widths = [sum(_width(token_text(t)) for t in line) for line in lines]
         ax.set_xlim(0, max(max(widths), 8.0) + 0.1)  # the panel has no axis: nothing to redraw
-        self._boxes = [artist for r, row in enumerate(rows) for artist in _draw_row(ax, row, r)]
+        ax.set_ylim(heights[-1] + 0.6, -0.6)
+        self._boxes = [
+            artist
+            for line, height in zip(lines, heights, strict=True)
+            for artist in _draw_row(ax, line, height)
+        ]
         title = ax.set_title(
             tr("{k} merges: {tokens} tokens in the first sentence", k=n_merges,
                tokens=len(rows[0])),
@@ -178,7 +213,11 @@ class BPECanvas(Canvas):
     def png(self) -> bytes:
         if not self.blit:
             return super().png()
-        return pixels_to_png(self._blitter.frame(self._shows, self._moving))
+        return pixels_to_png(self._blitter.frame((self._shows, self._lines), self._moving))
+
+
+def _bpe_figsize(lines: int) -> tuple[float, float]:
+    return (11.5, 0.5 * lines + 2.0)
 
 
 def bpe_figure(
