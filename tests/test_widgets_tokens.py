@@ -3,6 +3,7 @@ picture, and what the readout says matches the numbers behind it."""
 
 from __future__ import annotations
 
+import matplotlib
 import numpy as np
 import pytest
 
@@ -10,7 +11,8 @@ from explorer_checks import assert_redraws
 from layout import layout_problems
 from nbhelpers import BPEExplorer, FineTuningCurvesExplorer, TaskInputExplorer
 from nbhelpers.experiments.fine_tuning import load_curves
-from nbhelpers.figures.tokens import LINE_UNITS, wrap_tokens
+from nbhelpers.figures.sprite_text import sprite
+from nbhelpers.figures.tokens import LINE_UNITS, TOKEN_PT, wrap_tokens
 from nbhelpers.widgets.fine_tuning import KINDS, task_rows
 
 
@@ -59,6 +61,21 @@ def test_each_task_becomes_sequences_from_sos_to_extract(kind):
     assert len(rows) == len(labels) == {"similarity": 2, "multiple choice": 3}.get(kind, 1)
     assert all(r[0] == "<SOS>" and r[-1] == "<EXTRACT>" for r in rows)
     assert all(r.count("<DELIM>") == (kind != "classification") for r in rows)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_token_of_a_task_fits_inside_its_box(kind):
+    """The task explorer paints its tokens as bitmaps (which the layout check does not see):
+    each must fit in its box, <EXTRACT> and a Japanese word alike."""
+    explorer = TaskInputExplorer(kind, example=3)
+    canvas = explorer.canvas
+    renderer = canvas.canvas.get_renderer()
+    family = tuple(matplotlib.rcParams["font.family"])
+    words, boxes = canvas.words.get_texts(), canvas.ax.patches
+    assert len(words) == len(boxes) == sum(len(r) for r in explorer.rows())
+    for word, box in zip(words, boxes, strict=True):
+        ink = sprite(word, "black", TOKEN_PT, canvas.figure.dpi, family).shape[1]
+        assert ink + 2 <= box.get_window_extent(renderer).width, word
 
 
 def test_the_task_explorer_redraws_for_another_kind_and_example():

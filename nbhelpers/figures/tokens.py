@@ -12,6 +12,7 @@ from matplotlib.patches import FancyBboxPatch
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import Blitter, Canvas, pixels_to_png
+from .sprite_text import SpriteTexts
 from .style import MID_GREY, PALE_GREY
 
 
@@ -33,6 +34,7 @@ def name_of(key: str) -> str:
 
 SPECIAL_COLOURS = {"<SOS>": "#9a9a9a", "<DELIM>": SERIES_COLOURS[1], "<EXTRACT>": SERIES_COLOURS[3]}
 _BOX_HEIGHT = 0.62
+TOKEN_PT = 11  # a token's text in its box
 
 
 def token_text(token) -> str:
@@ -70,8 +72,10 @@ def wrap_tokens(tokens: Sequence, units: float = LINE_UNITS) -> list[list]:
     return lines
 
 
-def _draw_row(ax, tokens: Sequence, y: float, *, colours=None) -> list:
-    """One row of token boxes at height y; returns the artists it added."""
+def _draw_row(ax, tokens: Sequence, y: float, *, colours=None, words: bool = True) -> list:
+    """One row of token boxes at height y, each with its token's text as a Text artist
+    (`words=False`: the boxes only, for a caller that paints the texts itself); returns the
+    artists it added."""
     x, drawn = 0.0, []
     for k, token in enumerate(tokens):
         text = token_text(token)
@@ -87,38 +91,66 @@ def _draw_row(ax, tokens: Sequence, y: float, *, colours=None) -> list:
             edgecolor=colour,
         )
         drawn.append(ax.add_patch(box))
-        drawn.append(ax.text(x + w / 2, y, text, ha="center", va="center", fontsize=11))
+        if words:
+            drawn.append(ax.text(x + w / 2, y, text, ha="center", va="center", fontsize=TOKEN_PT))
         x += w
     return drawn
+
+
+class TokenRowsCanvas(Canvas):
+    """One row of token boxes per sequence, with a label on its left; <SOS>, <DELIM> and
+    <EXTRACT> in their own colours. One figure, redrawn for each new set of rows (it takes
+    their size); the tokens' words are cached bitmaps (SpriteTexts), so a redraw costs
+    little more than the boxes."""
+
+    def __init__(self):
+        super().__init__(figsize=(6.0, 1.5))
+        self.ax = self.figure.add_axes((0.01, 0.02, 0.98, 0.9))
+        self.ax.axis("off")
+        self.words = SpriteTexts(self.ax, TOKEN_PT)
+        self._drawn: list = []
+
+    def draw(
+        self, rows: Sequence[Sequence], labels: Sequence[str], *, title: str | None = None
+    ) -> Figure:
+        if not rows or len(rows) != len(labels):
+            raise ValueError(
+                tr(
+                    "rows and labels must be non-empty and as many, got {len_rows} and "
+                    "{len_labels}",
+                    len_rows=len(rows),
+                    len_labels=len(labels),
+                )
+            )
+        for artist in self._drawn:
+            artist.remove()
+        widths = [sum(_width(token_text(t)) for t in row) for row in rows]
+        label_width = max(_width(translate(label)) for label in labels) * 0.75 + 0.3
+        total = label_width + max(widths)
+        height = 0.62 * len(rows) + 0.9
+        self.figure.set_size_inches(min(13.5, 0.62 * total + 0.6), height)
+        ax = self.ax
+        ax.set_position((0.01, 0.02, 0.98, 0.96 - 0.45 / height))
+        ax.set_xlim(-label_width, max(widths) + 0.1)
+        ax.set_ylim(len(rows) - 0.4, -0.6)
+        self._drawn, positions, words = [], [], []
+        for r, (row, label) in enumerate(zip(rows, labels, strict=True)):
+            self._drawn.append(ax.text(-0.15, r, translate(label), ha="right", va="center",
+                                       fontsize=10, color="#444444"))  # fmt: skip
+            boxes = _draw_row(ax, row, r, colours=SPECIAL_COLOURS, words=False)
+            self._drawn += boxes
+            positions += [(b.get_x() + b.get_width() / 2, r) for b in boxes]
+            words += [token_text(t) for t in row]
+        self.words.set_texts(positions, words)
+        self.figure.suptitle(translate(title) if title else "", fontsize=11)
+        return self.figure
 
 
 def token_rows_figure(
     rows: Sequence[Sequence], labels: Sequence[str], *, title: str | None = None
 ) -> Figure:
-    """One row of token boxes per sequence, with a label on its left; <SOS>, <DELIM> and
-    <EXTRACT> in their own colours."""
-    if not rows or len(rows) != len(labels):
-        raise ValueError(
-            tr(
-                "rows and labels must be non-empty and as many, got {len_rows} and {len_labels}",
-                len_rows=len(rows),
-                len_labels=len(labels),
-            )
-        )
-    widths = [sum(_width(token_text(t)) for t in row) for row in rows]
-    label_width = max(_width(translate(label)) for label in labels) * 0.75 + 0.3
-    total = label_width + max(widths)
-    figure = Canvas(figsize=(min(13.5, 0.62 * total + 0.6), 0.62 * len(rows) + 0.9)).figure
-    ax = figure.add_axes((0.01, 0.02, 0.98, 0.96 - 0.45 / (0.62 * len(rows) + 0.9)))
-    ax.set_xlim(-label_width, max(widths) + 0.1)
-    ax.set_ylim(len(rows) - 0.4, -0.6)
-    ax.axis("off")
-    for r, (row, label) in enumerate(zip(rows, labels, strict=True)):
-        ax.text(-0.15, r, translate(label), ha="right", va="center", fontsize=10, color="#444444")
-        _draw_row(ax, row, r, colours=SPECIAL_COLOURS)
-    if title:
-        figure.suptitle(translate(title), fontsize=11)
-    return figure
+    """A new Figure of TokenRowsCanvas: one row of token boxes per sequence."""
+    return TokenRowsCanvas().draw(rows, labels, title=title)
 
 
 def bpe_curve(bpe, corpus: Sequence[str], points: int = 25) -> tuple[np.ndarray, list[float]]:

@@ -11,7 +11,7 @@ import numpy as np
 from ..corpus.tasks import make_task
 from ..experiments.fine_tuning import load_curves
 from ..figures.canvas import figure_to_png
-from ..figures.tokens import fine_tuning_curves_figure, name_of, token_rows_figure
+from ..figures.tokens import TokenRowsCanvas, fine_tuning_curves_figure, name_of
 from ..fine_tuning import (
     classification_input,
     entailment_input,
@@ -60,6 +60,7 @@ class TaskInputExplorer(FigureExplorer):
         self.example = widgets.IntSlider(
             value=example, min=0, max=9, description=tr("example"), continuous_update=True
         )
+        self.canvas = TokenRowsCanvas()
         super().__init__([self.kind, self.example])
         self.redraw()
 
@@ -68,8 +69,8 @@ class TaskInputExplorer(FigureExplorer):
 
     def redraw(self) -> None:
         rows, labels = task_rows(self.kind.value, self.example.value)
-        self.drawn = token_rows_figure(rows, labels)  # the Figure shown
-        self.image.value = figure_to_png(self.drawn)
+        self.canvas.draw(rows, labels)
+        self.image.value = self.canvas.png()
         lengths = ", ".join(str(len(r)) for r in rows)
         self.readout.value = html.escape(
             tr("{n} sequences of {lengths} tokens", n=len(rows), lengths=lengths)
