@@ -1,13 +1,16 @@
+import io
 import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
+import PIL.Image
 import pytest
 import torch
 from matplotlib.figure import Figure
 
 from layout import cell_texts
 from nbhelpers import HeatmapCanvas, attention_heatmap, figure_to_png
+from nbhelpers.figures import BarCanvas
 
 TOKENS = ["犬", "が", "河岸", "を", "歩く"]
 
@@ -147,3 +150,43 @@ def test_teacher_forcing_shows_each_position_its_prefix_and_its_target():
     assert "犬" in texts and "が" in texts  # the targets
     with pytest.raises(ValueError, match="at least 2 tokens"):
         teacher_forcing_figure(["犬"])
+
+
+def test_labels_that_a_control_changes_are_painted_without_a_full_render():
+    canvas = HeatmapCanvas()
+    renders = []
+    canvas.canvas.mpl_connect("draw_event", lambda _event: renders.append(1))
+    weights = np.full((3, 3), 1 / 3)
+    for cols in ("abc", "abd"):  # the first change of the keys' labels renders once more
+        canvas.draw(weights, list("xyz"), list(cols))
+        canvas.png()
+    before = len(renders)
+    for cols in ("abe", "abf"):
+        canvas.draw(weights, list("xyz"), list(cols))
+        blitted = canvas.png()
+    assert len(renders) == before, "a new label re-rendered the whole figure"
+    full = attention_heatmap(weights, list("xyz"), list("abf"))
+
+    def pixels(png):
+        return np.asarray(PIL.Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+
+    difference = np.abs(pixels(blitted) - pixels(figure_to_png(full))).max(axis=-1)
+    assert (difference > 40).mean() < 1e-3, "the blitted frame differs from a full render"
+
+
+def test_a_blitted_bar_chart_shows_what_a_full_render_shows():
+    canvas = BarCanvas(blit=True)
+    series = {"model": [0.2, 0.5, 0.3], "true": [0.1, 0.1, 0.8]}
+    canvas.draw(series, ["a", "b", "c"], ylim=(0, 1.05), title="first")
+    canvas.png()
+    # new heights (one reaching the legend), new labels, a new title
+    series = {"model": [0.05, 0.05, 0.9], "true": [0.0, 0.02, 0.98]}
+    canvas.draw(series, ["a", "d", "e"], ylim=(0, 1.05), title="second")
+    blitted = canvas.png()
+    full = BarCanvas().draw(series, ["a", "d", "e"], ylim=(0, 1.05), title="second")
+
+    def pixels(png):
+        return np.asarray(PIL.Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+
+    difference = np.abs(pixels(blitted) - pixels(figure_to_png(full))).max(axis=-1)
+    assert (difference > 40).mean() < 1e-3, "the blitted frame differs from a full render"

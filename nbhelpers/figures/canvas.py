@@ -209,3 +209,43 @@ class Blitter:
         for artist in artists:
             artist.draw(renderer)
         return np.asarray(self.canvas.buffer_rgba())
+
+
+class Layers:
+    """Which artists of a blitted canvas are painted with every frame and which are rendered
+    into the background, and what that background shows.
+
+    An axis starts in the background; once its tick labels change between two draws (a
+    padded key, a replaced token, a new top-8), it is painted with every frame from then on,
+    so that new labels cost a repaint of one axis rather than a full render.
+    """
+
+    def __init__(self, blitter: Blitter, changing=()):
+        self.blitter = blitter
+        self.changing: list = []
+        self._labels: dict = {}  # each followed axis's labels at the last draw
+        self.paint(*changing)
+
+    def paint(self, *artists) -> None:
+        """Leave `artists` out of the background and paint them with every frame, in zorder
+        as a full render does."""
+        new = [artist for artist in artists if artist not in self.changing]
+        self.changing = sorted([*self.changing, *new], key=lambda a: a.get_zorder())
+        for artist in artists:
+            artist.set_animated(True)
+        self.blitter.forget()
+
+    def follow(self, axis, labels) -> None:
+        """Note the labels `axis` shows now; paint it per frame if they changed."""
+        labels = tuple(labels)
+        if axis not in self._labels and axis not in self.changing:
+            axis.set_animated(False)  # in the background until its labels change (a reused axes)
+        elif self._labels.get(axis, labels) != labels and axis not in self.changing:
+            self.paint(axis)
+        self._labels[axis] = labels
+
+    def frame(self, shows) -> np.ndarray:
+        """The canvas after a frame: the background rendered again only when `shows` (what it
+        depends on) or the labels of an axis in it changed."""
+        static = tuple(labels for axis, labels in self._labels.items() if axis not in self.changing)
+        return self.blitter.frame((shows, static), self.changing)

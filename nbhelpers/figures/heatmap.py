@@ -15,6 +15,7 @@ from .canvas import (
     MIN_FONT_PT,
     Blitter,
     Canvas,
+    Layers,
     annotation_fits,
     check_labels,
     check_row_index,
@@ -32,11 +33,12 @@ class HeatmapCanvas(Canvas):
     so a slider-driven widget keeps one canvas and only swaps the data, the labels and the
     annotation strings. A new figure is built only when the matrix changes shape.
 
-    `png()` blits: the frame and the colour bar are rendered once (again only when the colour
-    scale changes) and each frame paints just the cells, their numbers (cached bitmaps,
-    `CellNumbers`), the axes with their tick labels, the row frame and the title over them,
-    so that new labels (a padded key, a replaced token) cost no full render. The figure that
-    `draw` returns still renders completely anywhere else (show_figure, savefig).
+    `png()` blits: the frame, the colour bar and the tick labels are rendered once (again only
+    when the colour scale changes) and each frame paints just the cells, their numbers
+    (cached bitmaps, `CellNumbers`), the row frame and the title over them. An axis whose
+    labels have changed once (a padded key, a replaced token) is painted with every frame
+    from then on, so that new labels cost no full render. The figure that `draw` returns
+    still renders completely anywhere else (show_figure, savefig).
     """
 
     def __init__(
@@ -90,16 +92,11 @@ class HeatmapCanvas(Canvas):
                 (-0.5, -0.5), m, 1, fill=False, edgecolor="red", linewidth=2, visible=False
             )
         )
-        # The spines too: a full render draws them over the image. The axes with their tick
-        # labels and names: labels change with a slider. Painted in zorder, as a render does.
+        # The spines too: a full render draws them over the image.
         changing = [self._image, self._row_box, *self.ax.spines.values(), self.ax.title]
-        changing += [self.ax.xaxis, self.ax.yaxis]
         changing += [] if self._numbers is None else [self._numbers]
-        self._changing = sorted(changing, key=lambda artist: artist.get_zorder())
-        for artist in self._changing:
-            artist.set_animated(True)
+        self._layers = Layers(self._blitter, changing)
         self._shape = shape
-        self._blitter.forget()
 
     def draw(
         self,
@@ -166,14 +163,15 @@ class HeatmapCanvas(Canvas):
         self._row_box.set_visible(highlight_row is not None)
         if highlight_row is not None:
             self._row_box.set_y(highlight_row - 0.5)
-        self._showing = self._image.get_clim()  # what the background (the colour bar) shows
+        self._layers.follow(self.ax.xaxis, cols)
+        self._layers.follow(self.ax.yaxis, rows)
         return self.figure
 
     def png(self) -> bytes:
         """The current figure as PNG bytes, repainting only what changes between frames."""
         if self._shape is None:
             raise RuntimeError(tr("nothing drawn yet: call draw(...) first"))
-        return pixels_to_png(self._blitter.frame(self._showing, self._changing)[..., :3])
+        return pixels_to_png(self._layers.frame(self._image.get_clim())[..., :3])
 
 
 def attention_heatmap(

@@ -63,7 +63,7 @@ class NextTokenExplorer(FigureExplorer):
         self.top_k = widgets.IntSlider(value=vocab, min=1, max=vocab, description="top-k")
         self.generate_button = widgets.Button(description=tr("generate"), icon="play")
         self.generate_button.on_click(self._generate_one)
-        self.canvas = BarCanvas(figsize=(7.2, 3.2))
+        self.canvas = BarCanvas(figsize=(7.2, 3.2), blit=True)
         self.status = ""
         super().__init__([self.prefix, self.examples, self.temperature, self.top_k])
         # Two rows of controls: the prefix on top, the sampling settings below.

@@ -93,7 +93,7 @@ class SoftmaxExplorer(FigureExplorer):
             layout=widgets.Layout(width="22em"),
         )
         self.temperature = temperature_slider(temperature, low=0.05, step=0.05)
-        self.canvas = BarCanvas()
+        self.canvas = BarCanvas(blit=True)
         super().__init__([self.scores_text, self.temperature])
         self.redraw()
 

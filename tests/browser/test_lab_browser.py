@@ -89,7 +89,10 @@ WATCH_FIRST_EXPLORER = """() => {
   window.__changes = [];
   new MutationObserver(() => window.__changes.push(performance.now()))
     .observe(img, {attributes: true, attributeFilter: ['src']});
+  // From the browser's own event: the key, or the dropdown's change (Playwright's call that
+  // picks an option arrives some milliseconds after the script that asks for it).
   control.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
+  control.addEventListener('change', () => { window.__keyAt = performance.now(); }, true);
   return true;
 }"""
 # The slider key that moves one step without running into the slider's end.
@@ -101,7 +104,6 @@ NEXT_KEY = """() => {
 # A dropdown's next option (stepping back at the end), for explorers without a slider.
 NEXT_OPTION = """() => {
   const c = document.querySelector('[data-test-control]');
-  window.__keyAt = performance.now();
   return c.selectedIndex < c.options.length - 1 ? c.selectedIndex + 1 : c.selectedIndex - 1;
 }"""
 
