@@ -5,6 +5,7 @@ import torch
 from matplotlib.figure import Figure
 
 from explorer_checks import assert_shows_a_figure
+from layout import cell_texts
 from nbhelpers import EmbeddingCanvas, EmbeddingExplorer, embedding_figure, one_hot
 
 VOCAB = ["犬", "猫", "が", "河岸", "を", "歩く"]
@@ -100,7 +101,7 @@ def test_embedding_figure_is_pure_and_shows_h0():
     canvas.draw([2, 1, 4], W_e, torch.zeros(3, 4), list("12345"))
     shown = np.asarray(canvas.ax_h0.images[0].get_array())
     assert np.allclose(shown, W_e[[2, 1, 4]].numpy())
-    ones = [t.get_text() for t in canvas.ax_U.texts]
+    ones = cell_texts(canvas.ax_U)
     assert ones[:5] == ["0", "0", "1", "0", "0"]
 
 

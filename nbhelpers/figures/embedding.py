@@ -34,6 +34,7 @@ from .canvas import (
     pixels_to_png,
     to_numpy,
 )
+from .sprite_text import CellNumbers
 
 POSITION_COLOURS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2")
 FADE_ALPHA = 0.7  # how much the rows of W_e that no token selects are washed out
@@ -132,19 +133,11 @@ class EmbeddingCanvas(Canvas):
             ax.tick_params(length=0, labelsize=MIN_FONT_PT)
             ax.set_xticks(range(shape[1]))
             ax.set_yticks(range(shape[0]))
-            self._texts[ax] = []
-            # W_e's numbers lie under its fade (zorder 2), which washes out unselected rows.
-            zorder = 1.5 if ax is self.ax_W_e else 3
+            self._texts[ax] = None  # None: cells too small to annotate
             if annotation_fits(ax, *shape, sample="-0.0"):
-                self._texts[ax] = [
-                    [
-                        ax.text(
-                            j, i, "", ha="center", va="center", fontsize=MIN_FONT_PT, zorder=zorder
-                        )
-                        for j in range(shape[1])
-                    ]  # fmt: skip
-                    for i in range(shape[0])
-                ]
+                self._texts[ax] = CellNumbers(ax, *shape, MIN_FONT_PT)
+                # W_e's numbers lie under its fade (zorder 2), which washes out unselected rows.
+                self._texts[ax].set_zorder(1.5 if ax is self.ax_W_e else 3)
         for ax in (self.ax_W_e, self.ax_W_p, self.ax_h0):
             ax.set_xticklabels([str(j) for j in range(d)], fontsize=MIN_FONT_PT)
         # The rows of U, W_p and h_0 are named after the tokens, which change at every redraw:
@@ -191,7 +184,7 @@ class EmbeddingCanvas(Canvas):
         self._blitter.forget()
 
     def _flat(self, ax) -> list:
-        return [text for row in self._texts[ax] for text in row]
+        return [] if self._texts[ax] is None else [self._texts[ax]]
 
     def draw(
         self,
@@ -285,13 +278,18 @@ class EmbeddingCanvas(Canvas):
         return pixels_to_png(self._blitter.frame(self._showing, self._changing)[..., :3])
 
     def _annotate(self, ax, values, fmt: str, dark_above: float) -> None:
-        for i, row in enumerate(self._texts[ax]):
-            for j, text in enumerate(row):
-                if values is None:
-                    text.set_text("")
-                    continue
-                text.set_text(fmt.format(values[i, j]))
-                text.set_color("white" if abs(values[i, j]) > dark_above else "black")
+        numbers = self._texts[ax]
+        if numbers is None:
+            return
+        if values is None:
+            count = numbers.rows * numbers.cols
+            numbers.set_cells([""] * count, ["black"] * count)
+            return
+        flat = np.asarray(values, dtype=float).reshape(-1)
+        numbers.set_cells(
+            [fmt.format(v) for v in flat],
+            ["white" if abs(v) > dark_above else "black" for v in flat],
+        )
 
 
 def embedding_figure(
