@@ -262,48 +262,99 @@ def bpe_figure(
     return BPECanvas(len(sentences)).draw(bpe, sentences, n_merges, curve)
 
 
+# The curves GPT-1 compared: (starting point, λ or None for the chosen one, colour, line style).
+CURVE_SERIES = (
+    ("pre-trained", None, SERIES_COLOURS[0], "-"),
+    ("pre-trained", 0.0, SERIES_COLOURS[1], "--"),
+    ("embeddings only", 0.5, SERIES_COLOURS[2], ":"),
+    ("no pre-training", 0.5, SERIES_COLOURS[3], "-."),
+)
+
+
+class FineTuningCurvesCanvas(Canvas):
+    """Accuracy against the number of labelled examples (log scale): the mean over seeds as a
+    line and the lowest to highest seed as a band, for the pre-trained model with the chosen
+    λ and the comparisons GPT-1 made (λ = 0, the embeddings only, no pre-training).
+
+    The axes, their ticks and labels are made once; a draw replaces the curves, the legend and
+    the title and moves the marker of the labelled-set size. With `blit=True` (for the
+    explorer) `png()` renders the axes once and paints only those over them.
+    """
+
+    def __init__(self, *, blit: bool = False):
+        super().__init__(figsize=(7.6, 4.3))
+        self.ax = self.figure.add_axes((0.1, 0.13, 0.52, 0.77))
+        self.blit = blit
+        self._blitter = Blitter(self.canvas)
+        self._drawn: list = []
+        self._ticks: tuple | None = None
+        ax = self.ax
+        ax.axhline(0.5, color=PALE_GREY, lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0.4, 1.0)
+        ax.set_xlabel(tr("labelled examples"), fontsize=10)
+        ax.set_ylabel(tr("test accuracy"), fontsize=10)
+        ax.tick_params(labelsize=9)
+        self._marker = None  # the labelled-set size, made once the limits are fixed
+
+    def draw(
+        self, runs: Sequence[dict], task: str, lam: float, n_labelled: int | None = None
+    ) -> Figure:
+        ax = self.ax
+        for artist in self._drawn:
+            artist.remove()
+        self._drawn = []
+        drawn = set()
+        for start, lam_k, colour, style in CURVE_SERIES:
+            lam_k = lam if lam_k is None else lam_k
+            if (start, lam_k) in drawn:
+                continue
+            drawn.add((start, lam_k))
+            chosen = [
+                r for r in runs if r["task"] == task and r["start"] == start and r["lam"] == lam_k
+            ]
+            sizes = sorted({r["n_labelled"] for r in chosen})
+            if not sizes:
+                continue
+            by_size = [[r["accuracy"] for r in chosen if r["n_labelled"] == n] for n in sizes]
+            mean = [np.mean(a) for a in by_size]
+            self._drawn.append(
+                ax.fill_between(sizes, [min(a) for a in by_size], [max(a) for a in by_size],
+                                color=colour, alpha=0.15, lw=0)
+            )  # fmt: skip
+            label = tr("{start}, λ = {lam:g}", start=name_of(start), lam=lam_k)
+            self._drawn += ax.plot(sizes, mean, style, color=colour, marker="o", ms=3.5,
+                                   label=label)  # fmt: skip
+        ticks = tuple(sorted({r["n_labelled"] for r in runs}))
+        if ticks != self._ticks:
+            ax.set_xticks(ticks, [str(n) for n in ticks])
+            ax.minorticks_off()
+            # the limits the first curves give, kept: later curves span the same sizes
+            ax.set_xlim(*ax.get_xlim())
+            self._ticks = ticks
+        if self._marker is None:
+            self._marker = ax.axvline(ticks[0], color=MID_GREY, lw=1.0)
+        self._marker.set_visible(n_labelled is not None)
+        if n_labelled is not None:
+            self._marker.set_xdata([n_labelled, n_labelled])
+        ax.set_title(tr("task: {task}", task=name_of(task)), fontsize=11)
+        legend = ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                           frameon=False)  # fmt: skip
+        self._moving = [*self._drawn, self._marker, ax.title, legend]
+        for artist in self._moving:
+            artist.set_animated(self.blit)
+        return self.figure
+
+    def png(self) -> bytes:
+        if not self.blit:
+            return super().png()
+        shows = (self._ticks, self.ax.get_xlim())
+        return pixels_to_png(self._blitter.frame(shows, self._moving)[..., :3])
+
+
 def fine_tuning_curves_figure(
     runs: Sequence[dict], task: str, lam: float, n_labelled: int | None = None
 ) -> Figure:
-    """Accuracy against the number of labelled examples (log scale): the mean over seeds as a
-    line and the lowest to highest seed as a band, for the pre-trained model with λ = `lam`
-    and the comparisons GPT-1 made (λ = 0, the embeddings only, no pre-training)."""
-    series = [
-        ("pre-trained", lam, SERIES_COLOURS[0], "-"),
-        ("pre-trained", 0.0, SERIES_COLOURS[1], "--"),
-        ("embeddings only", 0.5, SERIES_COLOURS[2], ":"),
-        ("no pre-training", 0.5, SERIES_COLOURS[3], "-."),
-    ]
-    figure = Canvas(figsize=(7.6, 4.3)).figure
-    ax = figure.add_axes((0.1, 0.13, 0.52, 0.77))
-    drawn = set()
-    for start, lam_k, colour, style in series:
-        if (start, lam_k) in drawn:
-            continue
-        drawn.add((start, lam_k))
-        chosen = [
-            r for r in runs if r["task"] == task and r["start"] == start and r["lam"] == lam_k
-        ]
-        sizes = sorted({r["n_labelled"] for r in chosen})
-        if not sizes:
-            continue
-        by_size = [[r["accuracy"] for r in chosen if r["n_labelled"] == n] for n in sizes]
-        mean = [np.mean(a) for a in by_size]
-        ax.fill_between(sizes, [min(a) for a in by_size], [max(a) for a in by_size],
-                        color=colour, alpha=0.15, lw=0)  # fmt: skip
-        label = tr("{start}, λ = {lam:g}", start=name_of(start), lam=lam_k)
-        ax.plot(sizes, mean, style, color=colour, marker="o", ms=3.5, label=label)
-    if n_labelled is not None:
-        ax.axvline(n_labelled, color=MID_GREY, lw=1.0)
-    ax.axhline(0.5, color=PALE_GREY, lw=0.8)
-    ax.set_xscale("log", base=2)
-    ticks = sorted({r["n_labelled"] for r in runs})
-    ax.set_xticks(ticks, [str(n) for n in ticks])
-    ax.minorticks_off()
-    ax.set_ylim(0.4, 1.0)
-    ax.set_xlabel(tr("labelled examples"), fontsize=10)
-    ax.set_ylabel(tr("test accuracy"), fontsize=10)
-    ax.tick_params(labelsize=9)
-    ax.set_title(tr("task: {task}", task=name_of(task)), fontsize=11)
-    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-    return figure
+    """A new Figure of FineTuningCurvesCanvas: accuracy against labelled examples for `task`,
+    the pre-trained model with λ = `lam` beside GPT-1's comparisons, `n_labelled` marked."""
+    return FineTuningCurvesCanvas().draw(runs, task, lam, n_labelled)

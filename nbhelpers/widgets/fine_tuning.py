@@ -10,8 +10,7 @@ import numpy as np
 
 from ..corpus.tasks import make_task
 from ..experiments.fine_tuning import load_curves
-from ..figures.canvas import figure_to_png
-from ..figures.tokens import TokenRowsCanvas, fine_tuning_curves_figure, name_of
+from ..figures.tokens import FineTuningCurvesCanvas, TokenRowsCanvas, name_of
 from ..fine_tuning import (
     classification_input,
     entailment_input,
@@ -101,6 +100,7 @@ class FineTuningCurvesExplorer(FigureExplorer):
             options=[(str(n), n) for n in sizes], value=sizes[len(sizes) // 2],
             description=tr("labelled examples"), continuous_update=True,
         )  # fmt: skip
+        self.canvas = FineTuningCurvesCanvas(blit=True)
         super().__init__([self.task, self.lam, self.n_labelled])
         self.redraw()
 
@@ -114,10 +114,8 @@ class FineTuningCurvesExplorer(FigureExplorer):
         ]  # fmt: skip
 
     def redraw(self) -> None:
-        self.drawn = fine_tuning_curves_figure(
-            self.runs, self.task.value, self.lam.value, self.n_labelled.value
-        )  # the Figure shown
-        self.image.value = figure_to_png(self.drawn)
+        self.canvas.draw(self.runs, self.task.value, self.lam.value, self.n_labelled.value)
+        self.image.value = self.canvas.png()
         lines = []
         for start, lam in (("pre-trained", self.lam.value), ("no pre-training", 0.5)):
             values = self.accuracies(start, lam)
