@@ -1,7 +1,7 @@
 """Explorer latency in a real browser: runs the browser tests (tests/browser, Chromium) and
 reports what they measured, kernel-drawn explorers beside the browser-drawn heatmap.
 
-    kernel-drawn   JupyterLab, each notebook run top to bottom, then a slider moved five
+    kernel-drawn   JupyterLab, each notebook run top to bottom, then a slider moved nine
                    times: median time from the key press to the new image on the page
                    (and notebook 04 in Notebook 7)
     browser-drawn  BrowserHeatmap (notebooks 00, 04 and 05 in JupyterLab, 04 in Notebook 7,
@@ -44,10 +44,11 @@ def rows(measured: list[dict]) -> list[dict]:
     if kernel:
         medians = {name: r["slider_to_image_ms_median"] for name, r in sorted(kernel.items())}
         within = sum(ms <= KERNEL_TARGET_MS for ms in medians.values())
+        moves = max(len(r["slider_to_image_ms"]) for r in kernel.values())
         found.append(
             results.row(
                 "kernel-drawn explorers in JupyterLab in Chromium: slider moved → new image "
-                "on the page, median of 5 moves, per notebook",
+                f"on the page, median of {moves} moves, per notebook",
                 ", ".join(f"{name} {ms:.0f} ms" for name, ms in medians.items())
                 + f" ({within} of {len(medians)} within the target)",
                 f"median <= {KERNEL_TARGET_MS:.0f} ms",

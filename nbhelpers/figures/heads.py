@@ -206,7 +206,7 @@ class HeadGridCanvas(Canvas):
         colorbar.ax.tick_params(labelsize=MIN_FONT_PT)
         self.concat_ax = self.figure.add_subplot(grid[rows, :columns])
         self.output_ax = self.figure.add_subplot(grid[rows, columns:])
-        images, value_bars = [], []
+        images = []
         for ax in (self.concat_ax, self.output_ax):
             image = ax.imshow(
                 np.zeros((n, d_model)),
@@ -219,7 +219,6 @@ class HeadGridCanvas(Canvas):
             bar = self.figure.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
             bar.ax.tick_params(labelsize=MIN_FONT_PT)
             images.append(image)
-            value_bars.append(bar.ax)
         self._concat_image, self._output_image = images
         self._y_labelled.append(self.concat_ax)
         self.output_ax.set_yticks([])  # same rows as Concat, on its left
@@ -259,7 +258,6 @@ class HeadGridCanvas(Canvas):
             *(ax.title for ax in self.head_axes),
             *self._frames,
             self._selected_box,
-            *value_bars,  # their ticks follow the colour limits
         ]
         self._static = None
         self._blitter.forget()
@@ -382,7 +380,9 @@ class HeadGridCanvas(Canvas):
         for artist in self._dynamic:
             artist.set_animated(True)  # left out of the background
         try:
-            pixels = self._blitter.frame(self._static, self._dynamic).copy()
+            # The value bars stay in the background: their ticks follow the colour limits.
+            limits = (self._concat_image.get_clim(), self._output_image.get_clim())
+            pixels = self._blitter.frame((self._static, limits), self._dynamic).copy()
         finally:
             for artist in self._dynamic:
                 artist.set_animated(False)

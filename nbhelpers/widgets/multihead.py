@@ -81,6 +81,7 @@ class MultiHeadExplorer(FigureExplorer):
         self._syncing = False
         super().__init__([self.heads, self.head, self.causal])
         self.redraw()
+        self.prepare()
 
     @staticmethod
     def _head_options(h: int) -> list[tuple[str, int]]:
@@ -107,10 +108,13 @@ class MultiHeadExplorer(FigureExplorer):
         return module
 
     @torch.no_grad()
-    def compute(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def compute(
+        self, n_heads: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(per-head weights (h, n, n), Concat(heads) (n, d_model), output (n, d_model)),
-        step by step, so that the concatenated matrix before W_O can be shown too."""
-        module = self.module()
+        step by step, so that the concatenated matrix before W_O can be shown too; for
+        `n_heads` heads, by default the slider's."""
+        module = self.module(n_heads)
         q, k, v = (
             split_heads(W(self.x), module.n_heads) for W in (module.W_Q, module.W_K, module.W_V)
         )
@@ -124,10 +128,18 @@ class MultiHeadExplorer(FigureExplorer):
         """The canvas that draws the current number of heads (one is kept per h)."""
         return self._canvases.setdefault(self.heads.value, HeadGridCanvas())
 
-    def redraw(self) -> None:
-        h, selected = self.heads.value, self.head.value
-        weights, concat, output = self.compute()
-        canvas = self.canvas
+    def prepare(self) -> None:
+        """Lay out and render a canvas for every other head count now, so that the slider's
+        first visit to each is a repaint, not a new figure (a few hundred ms each)."""
+        for h in self.heads.options:
+            if h not in self._canvases:
+                self._canvases[h] = HeadGridCanvas()
+                self._draw(self._canvases[h], h, min(self.head.value, h - 1))
+                self._canvases[h].png()
+
+    def _draw(self, canvas: HeadGridCanvas, h: int, selected: int) -> torch.Tensor:
+        """Draw h heads on `canvas`, head `selected` framed; returns their weights."""
+        weights, concat, output = self.compute(h)
         n = len(self.tokens)
         masked = torch.isneginf(causal_mask(n)) if self.causal.value else None
         canvas.draw(
@@ -139,7 +151,12 @@ class MultiHeadExplorer(FigureExplorer):
             selected=selected,
             title=tr("n_h = {h} heads of d_head = {d_head}", h=h, d_head=self.d_model // h),
         )
-        self.image.value = canvas.png()
+        return weights
+
+    def redraw(self) -> None:
+        h, selected = self.heads.value, self.head.value
+        weights = self._draw(self.canvas, h, selected)
+        self.image.value = self.canvas.png()
         last = weights[selected, -1]
         top = int(last.argmax())
         parameters = sum(v.numel() for v in self.state.values())

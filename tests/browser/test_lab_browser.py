@@ -39,7 +39,7 @@ NOTEBOOK7_NOTEBOOK = ROOT / "notebooks" / "04_masked_self_attention.ipynb"
 # The Japanese edition too: its first explorer must speak Japanese in the page.
 JAPANESE_NOTEBOOK = ROOT / "notebooks" / "ja" / "02_softmax.ipynb"
 JAPANESE_WORD = "割る"  # from the checkbox "√d_k で割る"
-SLIDER_PRESSES = 5
+SLIDER_PRESSES = 9  # enough moves for a steady median on a busy 2-core machine
 HEATMAP_PRESSES = 20
 
 pytestmark = pytest.mark.slow
