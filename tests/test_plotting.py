@@ -190,3 +190,22 @@ def test_a_blitted_bar_chart_shows_what_a_full_render_shows():
 
     difference = np.abs(pixels(blitted) - pixels(figure_to_png(full))).max(axis=-1)
     assert (difference > 40).mean() < 1e-3, "the blitted frame differs from a full render"
+
+
+def test_moving_back_and_forth_between_two_colour_scales_renders_each_once():
+    canvas = HeatmapCanvas(vmin=None, vmax=None)  # the colour bar follows the values
+    renders = []
+    canvas.canvas.mpl_connect("draw_event", lambda _event: renders.append(1))
+    small, large = np.eye(3), 4 * np.eye(3)
+    for weights in (small, large, small, large, small):
+        canvas.draw(weights)
+        png = canvas.png()
+    assert len(renders) == 2, "each colour scale's background is rendered once and kept"
+    assert png == figure_to_png_of(canvas, small)
+
+
+def figure_to_png_of(canvas, weights):
+    """The blitted PNG of a fresh canvas showing `weights`: the same pixels."""
+    fresh = HeatmapCanvas(vmin=None, vmax=None)
+    fresh.draw(weights)
+    return fresh.png()

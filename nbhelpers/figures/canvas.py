@@ -185,26 +185,40 @@ class Blitter:
     restore them and draw only the artists that change over them.
 
     The changing artists must be animated (`set_animated(True)`) while the background is
-    rendered, so that a full draw leaves them out.
+    rendered, so that a full draw leaves them out. The last few backgrounds are kept, each
+    under what it shows, so that a control moved back and forth between two states (two
+    colour scales, two sets of labels) repaints instead of rendering again.
     """
+
+    KEEP = 4  # backgrounds kept per canvas: a few hundred kB each
 
     def __init__(self, canvas: FigureCanvasAgg):
         self.canvas = canvas
-        self._background = None  # the saved pixels of everything but the changing artists
-        self._shows = None  # what the background was rendered for
+        self._backgrounds: dict = {}  # what a background shows -> its pixels, oldest first
+        self._rendering = False
 
     def forget(self) -> None:
-        self._background = None
+        """Drop every kept background (the canvas's artists changed). A canvas may call this
+        on each draw event, for renders by others (savefig); its own renders keep them."""
+        if not self._rendering:
+            self._backgrounds.clear()
 
     def frame(self, shows, artists) -> np.ndarray:
         """The canvas, (height, width, 4) RGBA, after painting `artists` over the background,
-        which is rendered again only when there is none yet or `shows` (whatever it depends
-        on: labels, colour limits, ...) differs from what it was rendered for."""
-        if self._background is None or self._shows != shows:
-            self.canvas.draw()
-            self._background = self.canvas.copy_from_bbox(self.canvas.figure.bbox)
-            self._shows = shows
-        self.canvas.restore_region(self._background)
+        which is rendered again only when none kept shows `shows` (whatever it depends on:
+        labels, colour limits, ...)."""
+        background = self._backgrounds.pop(shows, None)
+        if background is None:
+            self._rendering = True
+            try:
+                self.canvas.draw()
+            finally:
+                self._rendering = False
+            background = self.canvas.copy_from_bbox(self.canvas.figure.bbox)
+        self._backgrounds[shows] = background  # the most recent last
+        while len(self._backgrounds) > self.KEEP:
+            del self._backgrounds[next(iter(self._backgrounds))]
+        self.canvas.restore_region(background)
         renderer = self.canvas.get_renderer()
         for artist in artists:
             artist.draw(renderer)
