@@ -190,7 +190,7 @@ class Blitter:
     colour scales, two sets of labels) repaints instead of rendering again.
     """
 
-    KEEP = 4  # backgrounds kept per canvas: a few hundred kB each
+    KEEP = 8  # backgrounds kept per canvas: a megabyte or two each
 
     def __init__(self, canvas: FigureCanvasAgg):
         self.canvas = canvas

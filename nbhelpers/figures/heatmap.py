@@ -141,10 +141,6 @@ class HeatmapCanvas(Canvas):
             if self._log_scale:
                 visible = visible[visible > 0]  # a log scale starts above 0
             low, high = (visible.min(), visible.max()) if visible.size else (1e-6, 1.0)
-            if self._log_scale:
-                # Whole decades: the colour bar stays put while the values move within them
-                # (and a blitted redraw keeps its background).
-                low, high = 10 ** np.floor(np.log10(low)), 10 ** np.ceil(np.log10(high))
             fixed_low = self._vmin is not None and not (self._log_scale and self._vmin <= 0)
             self._image.set_clim(
                 self._vmin if fixed_low else low,
