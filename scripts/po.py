@@ -4,6 +4,7 @@ where the text has {placeholders}.
 
     from po import write_catalogue
     write_catalogue(path, {"query i": "クエリ i"}, comment="...")
+    write_catalogue(path, {("{n} head", "{n} heads"): ("{n} 個のヘッド",)}, comment="...")
 """
 
 from __future__ import annotations
@@ -15,11 +16,17 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 
 
-def has_fields(text: str) -> bool:
-    return any(name is not None for _, name, _, _ in string.Formatter().parse(text))
+def has_fields(text: str | tuple) -> bool:
+    """Whether the text (or any form of a text with plural forms) has {placeholders}."""
+    forms = text if isinstance(text, tuple) else (text,)
+    return any(
+        name is not None for form in forms for _, name, _, _ in string.Formatter().parse(form)
+    )
 
 
-def read_catalogue(path: str | Path) -> dict[str, str]:
+def read_catalogue(path: str | Path) -> dict:
+    """{English: translation}; a text with plural forms is keyed by (singular, plural) and
+    holds a tuple of translations, one per plural form."""
     with open(path, "rb") as file:
         return {message.id: message.string for message in read_po(file) if message.id}
 
@@ -46,3 +53,36 @@ def write_catalogue(path: str | Path, table: dict[str, str], *, comment: str, lo
             message.flags.add("no-python-format")
     with open(path, "wb") as file:
         write_po(file, catalogue, width=0, sort_output=False, include_lineno=False)
+
+
+def header_comment(path: str | Path) -> str:
+    """The comment lines at the top of a catalogue (what it holds), as they are written."""
+    lines = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def edit_catalogue(path: str | Path, changes: dict, *, after: str | tuple | None = None) -> None:
+    """Change a catalogue in place: {old text or None: (new text, translation)}. An old text
+    is replaced where it stood (its translation replaced by the one given); None adds the
+    new text after `after` (or at the end). A translation of None removes the text."""
+    table = read_catalogue(path)
+    edited: dict = {}
+    for english, translated in table.items():
+        if english in changes:
+            new, new_translation = changes[english]
+            if new_translation is not None:
+                edited[new] = new_translation
+        else:
+            edited[english] = translated
+        if english == after:
+            edited |= {new: t for old, (new, t) in changes.items() if old is None}
+    if after is None or after not in table:
+        edited |= {new: t for old, (new, t) in changes.items() if old is None}
+    missing = [old for old in changes if old is not None and old not in table]
+    if missing:
+        raise KeyError(f"{path}: no such texts {missing}")
+    write_catalogue(path, edited, comment=header_comment(path))

@@ -51,3 +51,26 @@ def test_the_error_figure_is_sanitized_in_every_language(capsys, code):
     assert "|error| = ERROR" in sanitized(first)
     assert "e-08" not in sanitized(first)
     assert sanitized(first).endswith(first[first.index("e-08") + 4 :])  # the rest is kept
+
+
+def test_equal_infinities_are_equal(capsys):
+    # Masked scores hold -inf on both sides: the same value, no error (inf - inf is NaN).
+    masked = torch.tensor([[0.5, float("-inf")], [0.25, 1.0]])
+    check_close("masked scores", masked, masked.clone())
+    assert "max |error| = 0.0e+00" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("ours", "reference"),
+    [(float("-inf"), float("inf")), (float("-inf"), 0.0), (0.0, float("inf"))],
+)
+def test_an_infinity_against_anything_else_fails(ours, reference):
+    with pytest.raises(AssertionError, match="exceeds"):
+        check_close("inf", torch.tensor([1.0, ours]), torch.tensor([1.0, reference]))
+
+
+@pytest.mark.parametrize("reference", [float("nan"), 0.0, float("-inf")])
+def test_nan_fails_and_says_nan(capsys, reference):
+    with pytest.raises(AssertionError, match="nan"):
+        check_close("nan", torch.tensor([float("nan")]), torch.tensor([reference]))
+    assert "|error| = nan" in capsys.readouterr().out

@@ -124,6 +124,14 @@ def test_the_skeleton_is_not_attempted_in_one_line(checker, name):
     report = repr(result)
     assert len(report.splitlines()) == 1
     assert "not attempted. Replace raise NotImplementedError" in report
+    # It states the task, never the answer: no formula, no function that solves it.
+    task = report.split("NotImplementedError:", 1)[1]
+    given_away = [s for s in GIVE_AWAYS if s in task]
+    assert not given_away, f"the not-attempted message gives {given_away} away: {report}"
+
+
+# What a formula or a solution looks like in a sentence.
+GIVE_AWAYS = ("=", "√", "Σ", "⊙", "ᵀ", " / ", " - ", " + ", "softmax(", "logsumexp", "exp(", "@")
 
 
 @pytest.mark.parametrize(("checker", "name"), CHECKERS.items(), ids=IDS)
@@ -931,17 +939,45 @@ def test_the_parameter_count_matches_gpt1_itself(solved):
     assert solved["my_parameter_count"](41, 32, 64, 2, 256) == expected
 
 
-def test_a_wrong_matrix_is_drawn_beside_the_report(solved):
+def test_a_wrong_matrix_is_drawn_under_the_report(solved):
+    """A front end shows only a bundle's richest type: the HTML carries the report as text
+    and the picture under it, so neither is lost (text/plain is the same report)."""
+    from html.parser import HTMLParser
+
     wrong = check_left_padded_mask(lambda lengths, n: left_padded(lengths, n, side="right"))
     bundle = wrong._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html"}
     assert bundle["text/plain"] == repr(wrong)
-    assert bundle["image/png"].startswith("iVBOR")  # base64 of the PNG signature
+
+    class Page(HTMLParser):
+        text, images = "", []
+
+        def handle_data(self, data):
+            self.text += data
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "img":
+                self.images.append(dict(attrs))
+
+    page = Page()
+    page.feed(bundle["text/html"])
+    assert page.text == repr(wrong)  # the words, as text, escaped and unescaped again
+    assert "hint:" in page.text
+    (image,) = page.images
+    assert image["src"].startswith("data:image/png;base64,iVBOR")  # the PNG signature
+    assert bundle["text/html"].index("<pre") < bundle["text/html"].index("<img")  # under it
     expected, got = wrong.picture
     assert expected.shape == got.shape == (2, 5, 5)
     right = check_left_padded_mask(solved["my_left_padded_mask"])
-    assert "image/png" not in right._repr_mimebundle_()
+    assert "<img" not in right._repr_mimebundle_()["text/html"]
     a_number = check_score_divisor(lambda d, sq, sk: math.sqrt(d))
-    assert a_number.status == FAILED and "image/png" not in a_number._repr_mimebundle_()
+    assert a_number.status == FAILED and "<img" not in a_number._repr_mimebundle_()["text/html"]
+
+
+def test_a_report_with_markup_in_it_is_shown_as_text():
+    result = check_score_divisor(lambda d, sq, sk: "<b>not a number</b>")
+    html = result._repr_mimebundle_()["text/html"]
+    assert "<b>" not in html and "&lt;b&gt;" in html
 
 
 # --- the capstone: the learner's parts, assembled and trained -------------------------------

@@ -80,7 +80,7 @@ def test_each_token_of_a_task_fits_inside_its_box(kind):
 
 def test_the_task_explorer_redraws_for_another_kind_and_example():
     explorer = TaskInputExplorer("classification")
-    assert "1 sequences" in explorer.readout.value
+    assert "1 sequence of" in explorer.readout.value
     assert_redraws(explorer, "kind", "similarity")
     assert explorer.readout.value.startswith("2 sequences")
     assert_redraws(explorer, "example", 3)

@@ -13,6 +13,7 @@ import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from html import escape
 
 import torch
 from torch import nn
@@ -74,15 +75,25 @@ class CheckResult:
         printer.text(repr(self))
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        """The report, and for a wrong matrix, expected, yours and their difference."""
-        bundle = {"text/plain": repr(self)}
+        """The report as text the learner reads, and for a wrong matrix, expected, yours and
+        their difference drawn under it. A front end shows only a bundle's richest type
+        (JupyterLab, Notebook 7, VS Code and Colab all prefer HTML to a PNG), so the HTML
+        carries both; text/plain is the same report, for nbval and terminals."""
+        report = repr(self)
+        status = self.status.replace(" ", "-")
+        page = f'<pre class="nbh-check nbh-check-{status}">{escape(report)}</pre>'
         if self.picture is not None:
             from ..figures.canvas import figure_to_png
             from ..figures.check_difference import check_difference_figure
 
-            figure = check_difference_figure(*self.picture, title=self.lines[0].lstrip("✗ "))
-            bundle["image/png"] = base64.b64encode(figure_to_png(figure)).decode("ascii")
-        return bundle
+            title = self.lines[0].lstrip("✗ ")
+            figure = check_difference_figure(*self.picture, title=title)
+            png = base64.b64encode(figure_to_png(figure)).decode("ascii")
+            page += (
+                f'<img class="nbh-check-picture" alt="{escape(title)}" '
+                f'src="data:image/png;base64,{png}">'
+            )
+        return {"text/plain": report, "text/html": page}
 
 
 def describe(value) -> str:
@@ -189,8 +200,10 @@ def matches(wrong, got, atol: float) -> bool:
         return False
 
 
-def run_cases(exercise: str, answer, cases: Sequence[Case], todo: str) -> CheckResult:
-    """Run `answer` on each case in turn and stop at the first one that fails."""
+def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckResult:
+    """Run `answer` on each case in turn and stop at the first one that fails. `task` is
+    what the exercise asks for, said when it is not attempted yet: the task, never the
+    answer (no formula or code that solves it)."""
     for number, case in enumerate(cases, start=1):
         where = tr(
             'case {number} of {total}, "{name}": {inputs}',
@@ -208,7 +221,13 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], todo: str) -> CheckR
             return CheckResult(
                 exercise,
                 NOT_ATTEMPTED,
-                [tr("… {exercise}: not attempted. {todo}", exercise=exercise, todo=todo)],
+                [
+                    tr(
+                        "… {exercise}: not attempted. Replace raise NotImplementedError: {task}",
+                        exercise=exercise,
+                        task=task,
+                    )
+                ],
             )
         except Rejected as rejection:
             lines = [

@@ -76,10 +76,7 @@ def check_embed(fn) -> CheckResult:
         "embed",
         fn,
         cases,
-        tr(
-            "Replace raise NotImplementedError: return h_0 = U W_e + W_p at positions "
-            "start .. start + n - 1."
-        ),
+        tr("return h_0 for the ids, the first of them at position start."),
     )
 
 
@@ -149,5 +146,5 @@ def check_decode_embedding(fn) -> CheckResult:
         "decode_embedding",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return the ids whose rows of W_e made h_0."),
+        tr("return the token ids that h_0 was made from."),
     )

@@ -49,7 +49,7 @@ def check_similarity_inputs(fn) -> CheckResult:
         "similarity_inputs",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return the two sequences, a-b and b-a."),
+        tr("return the similarity task's two input sequences."),
     )
 
 
@@ -111,7 +111,10 @@ def check_l3(fn) -> CheckResult:
                  expected, atol=1e-6 * max(1.0, abs(float(expected))), mistakes=mistakes)
         )  # fmt: skip
     return run_cases(
-        "l3", fn, cases, tr("Replace raise NotImplementedError: return L3 = L2 + λ·L1.")
+        "l3",
+        fn,
+        cases,
+        tr("return L3, the fine-tuning loss with the auxiliary language-model term."),
     )
 
 
@@ -178,7 +181,7 @@ def check_fine_tuning_step(fn) -> CheckResult:
         "fine_tuning_step",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: make one step on the loss of L3, return it."),
+        tr("make one fine-tuning step and return its loss."),
     )
 
 

@@ -106,7 +106,7 @@ def check_left_padded_mask(fn) -> CheckResult:
         "left_padded_mask",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return the (B, n, n) additive mask."),
+        tr("return the (B, n, n) additive mask."),
     )
 
 
@@ -194,5 +194,5 @@ def check_causality_test(fn) -> CheckResult:
         "causality_test",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return True if the layer is causal."),
+        tr("return True if the layer is causal."),
     )

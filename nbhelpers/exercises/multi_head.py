@@ -67,7 +67,7 @@ def check_multi_head_attention(cls) -> CheckResult:
         "MultiHeadAttention",
         cls,
         cases,
-        tr("Replace raise NotImplementedError: build W_Q, W_K, W_V, W_O and attend with h heads."),
+        tr("build W_Q, W_K, W_V, W_O and attend with h heads."),
     )
 
 
@@ -178,10 +178,7 @@ def check_causal_multi_head(cls) -> CheckResult:
         "CausalMultiHead",
         cls,
         cases,
-        tr(
-            "Replace raise NotImplementedError: build W_QKV and W_O; return the output and "
-            "the weights of each head."
-        ),
+        tr("build W_QKV and W_O; return the output and the weights of each head."),
     )
 
 

@@ -84,10 +84,7 @@ def check_sample_next_token(fn, draws: int = 1000) -> CheckResult:
         "sample_next_token",
         fn,
         cases,
-        tr(
-            "Replace raise NotImplementedError: return one token id drawn from "
-            "softmax(logits / T) over the top_k largest logits."
-        ),
+        tr("return one token id, sampled at temperature T from the top_k most likely tokens."),
     )
     if result:
         result.lines[0] += tr(", {draws} draws each, chi-square at significance 1e-4", draws=draws)
@@ -213,7 +210,7 @@ def check_greedy_generate(fn) -> CheckResult:
         "greedy_generate",
         fn,
         checked,
-        tr("Replace raise NotImplementedError: return the prompt and the greedy tokens."),
+        tr("return the prompt and the greedy tokens."),
     )
 
 
@@ -285,5 +282,5 @@ def check_top_p_filter(fn) -> CheckResult:
         "top_p_filter",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return the renormalised nucleus of probs."),
+        tr("return probs kept to the nucleus of p."),
     )

@@ -68,7 +68,7 @@ def check_similarity_scores(fn) -> CheckResult:
         "similarity_scores",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return the (..., n, m) scores Q Kᵀ / √d_k."),
+        tr("return the (..., n, m) matrix of scaled similarity scores."),
     )
 
 
@@ -137,5 +137,5 @@ def check_score_divisor(fn) -> CheckResult:
         "score_divisor",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return the standard deviation of q·k."),
+        tr("return the number to divide q·k by."),
     )

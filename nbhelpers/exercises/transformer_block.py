@@ -53,10 +53,7 @@ def check_gpt1_block(cls) -> CheckResult:
         "GPT1Block",
         cls,
         cases,
-        tr(
-            "Replace raise NotImplementedError: build attn, ln_1, ffn, ln_2 and the post-LN "
-            "forward."
-        ),
+        tr("build attn, ln_1, ffn, ln_2 and the post-LN forward."),
     )
 
 
@@ -185,7 +182,7 @@ def check_gpt1_forward(fn) -> CheckResult:
         "gpt1_forward",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return h_L W_eᵀ for every position."),
+        tr("return the next-token logits at every position."),
     )
 
 
@@ -252,5 +249,5 @@ def check_parameter_count(fn) -> CheckResult:
         "parameter_count",
         fn,
         cases,
-        tr("Replace raise NotImplementedError: return the number of parameters."),
+        tr("return the number of parameters."),
     )

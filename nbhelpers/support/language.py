@@ -12,7 +12,8 @@ of catalogues and a new code in LANGUAGES; no notebook changes.
     NBHELPERS_LANG=ja jupyter lab    # for every kernel (`make lab-ja` does this)
 
 A text with `{placeholders}` is formatted after translation, so a translation may put the
-values in another order: tr("{n} heads", n=4) -> "4 個のヘッド".
+values in another order: tr("{n} heads", n=4) -> "4 個のヘッド". A text whose words follow a
+count has plural forms, as gettext's ngettext: ntr("{n} head", "{n} heads", n).
 
 Titles and labels that a notebook passes to a figure builder (`title="self-attention
 weights"`) are the notebook's words, not nbhelpers': the builders pass them through
@@ -62,15 +63,30 @@ def language() -> str:
 
 
 @functools.cache
-def catalogue(code: str) -> dict[str, str]:
-    """{English: translation} from every catalogue of `code` (English has none)."""
+def catalogue(code: str) -> dict:
+    """{English: translation} from every catalogue of `code` (English has none). A text
+    with plural forms is keyed by (singular, plural) and holds one translation per form."""
     from babel.messages.pofile import read_po  # only when a translation is first needed
 
-    table: dict[str, str] = {}
+    table: dict = {}
     for path in sorted((LOCALE / code / "LC_MESSAGES").glob("*.po")):
         with open(path, "rb") as file:
             table |= {message.id: message.string for message in read_po(file) if message.id}
     return table
+
+
+@functools.cache
+def plural_form(code: str):
+    """n -> the index of n's plural form in `code`'s catalogues (gettext's Plural-Forms)."""
+    import gettext
+
+    from babel.messages.pofile import read_po
+
+    paths = sorted((LOCALE / code / "LC_MESSAGES").glob("*.po"))
+    if not paths:  # English: "1 head", "2 heads"
+        return lambda n: 0 if n == 1 else 1
+    with open(paths[0], "rb") as file:
+        return gettext.c2py(read_po(file).plural_expr)
 
 
 def translate(text):
@@ -85,6 +101,18 @@ def tr(text: str, /, **values) -> str:
     """`text` in the current language (English when untranslated), formatted with `values`."""
     translated = catalogue(language()).get(text, text) or text
     return translated.format(**values) if values else translated
+
+
+def ntr(singular: str, plural: str, n: int, /, **values) -> str:
+    """gettext's ngettext: the form of the text that fits the count `n` ("1 head",
+    "2 heads"; Japanese has one form), formatted with `values` and with n itself."""
+    code = language()
+    forms = catalogue(code).get((singular, plural))
+    if forms and all(forms):
+        text = forms[min(plural_form(code)(n), len(forms) - 1)]
+    else:  # untranslated: English's two forms
+        text = singular if n == 1 else plural
+    return text.format(n=n, **values)
 
 
 def width(text: str) -> int:

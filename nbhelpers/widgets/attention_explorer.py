@@ -14,6 +14,7 @@ from ..figures.attention_step import MAX_FEATURES, MAX_KEYS, AttentionStepCanvas
 from ..support.language import tr
 from ..support.validation import check_positive_int, is_int, is_number
 from .base import FigureExplorer, temperature_slider
+from .readout import markup
 
 D_K_RANGE = (1, 64)
 TEMPERATURE_RANGE = (0.1, 5.0)
@@ -180,15 +181,17 @@ class AttentionExplorer(FigureExplorer):
         row = step.weights[i]
         top = int(row.argmax())
         output = ", ".join(f"{x:+.2f}" for x in step.output[i].tolist())
-        self.readout.value = tr(
-            "query <b>{query}</b>: largest weight {weight:.2f} on <b>{top}</b>; weights sum "
-            "to {total:.3f}; o<sub>i</sub> = Σ<sub>j</sub> a<sub>ij</sub> v<sub>j</sub> = "
-            "[{output}]",
-            query=self.tokens[i],
-            weight=row[top],
-            top=self.tokens[top],
-            total=row.sum(),
-            output=output,
+        self.show(
+            markup(
+                "query <b>{query}</b>: largest weight {weight:.2f} on <b>{top}</b>; weights sum "
+                "to {total:.3f}; o<sub>i</sub> = Σ<sub>j</sub> a<sub>ij</sub> v<sub>j</sub> = "
+                "[{output}]",
+                query=self.tokens[i],
+                weight=row[top],
+                top=self.tokens[top],
+                total=row.sum(),
+                output=output,
+            )
         )
 
     def __repr__(self) -> str:

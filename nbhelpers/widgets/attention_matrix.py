@@ -12,6 +12,7 @@ from ..figures.heatmap import HeatmapCanvas
 from ..masks import causal_mask
 from ..support.language import tr
 from .base import FigureExplorer, temperature_slider
+from .readout import markup
 
 
 class AttentionMatrixExplorer(FigureExplorer):
@@ -68,13 +69,15 @@ class AttentionMatrixExplorer(FigureExplorer):
         self.image.value = self.canvas.png()
         row = weights[i]
         top = int(row.argmax())
-        self.readout.value = tr(
-            "query <b>{query}</b> puts {weight:.2f} of its attention on <b>{top}</b>; row "
-            "sum = {total:.3f}",
-            query=self.tokens[i],
-            weight=row[top],
-            top=self.tokens[top],
-            total=row.sum(),
+        self.show(
+            markup(
+                "query <b>{query}</b> puts {weight:.2f} of its attention on <b>{top}</b>; row "
+                "sum = {total:.3f}",
+                query=self.tokens[i],
+                weight=row[top],
+                top=self.tokens[top],
+                total=row.sum(),
+            )
         )
 
     def __repr__(self) -> str:

@@ -11,9 +11,10 @@ import ipywidgets as widgets
 from ..figures.memory import MemoryBarsCanvas
 from ..memory import DTYPES, LENGTHS, attention_memory, implementation_label
 from ..support.benchmarking import format_bytes
-from ..support.language import tr
+from ..support.language import ntr, tr
 from ..support.validation import check_positive_int
 from .base import FigureExplorer
+from .readout import markup
 
 
 class AttentionMemoryExplorer(FigureExplorer):
@@ -64,10 +65,11 @@ class AttentionMemoryExplorer(FigureExplorer):
         sizes = self.sizes()
         self.canvas.draw(
             list(sizes.values()),
-            title=tr(
-                "one attention call: n = {n}, {heads} heads, d_k = {d_k}, {dtype}",
-                n=self.n.value,
-                heads=self.heads.value,
+            title=ntr(
+                "one attention call: n = {length}, {n} head, d_k = {d_k}, {dtype}",
+                "one attention call: n = {length}, {n} heads, d_k = {d_k}, {dtype}",
+                self.heads.value,
+                length=self.n.value,
                 d_k=self.d_k,
                 dtype=self.dtype.value,
             ),
@@ -79,21 +81,21 @@ class AttentionMemoryExplorer(FigureExplorer):
         if self.device_memory is not None:
             memory = format_bytes(self.device_memory)
             budget = (
-                tr(" The from-scratch call fits in {memory} (red line).", memory=memory)
+                markup(" The from-scratch call fits in {memory} (red line).", memory=memory)
                 if scratch <= self.device_memory
-                else tr(
+                else markup(
                     " The from-scratch call does <b>not</b> fit in {memory} (red line).",
                     memory=memory,
                 )
             )
-        self.readout.value = (
-            tr(
+        self.show(
+            markup(
                 "from scratch {scratch}, flash {flash}: {ratio:,.0f}× more.",
                 scratch=format_bytes(scratch),
                 flash=format_bytes(flash),
                 ratio=scratch / flash,
-            )
-            + budget
+            ),
+            budget,
         )
 
     def __repr__(self) -> str:

@@ -108,6 +108,10 @@ class FigureExplorer(widgets.VBox):
         if header.startswith(b"\x89PNG"):
             self.image.width = str(int.from_bytes(header[16:20], "big"))
 
+    def show(self, *parts: str) -> None:
+        """Set the readout: parts made by readout.markup (values escaped), joined."""
+        self.readout.value = "".join(parts)
+
     def _on_change(self, _change) -> None:
         self.redraw()
 

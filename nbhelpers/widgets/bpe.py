@@ -3,7 +3,6 @@ written without spaces."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import ipywidgets as widgets
@@ -14,6 +13,7 @@ from ..figures.tokens import BPECanvas, bpe_curve, token_text
 from ..support.language import tr
 from ..support.validation import check_positive_int
 from .base import FigureExplorer
+from .readout import markup, markup_n
 
 DEFAULT_SENTENCES = ("犬が河岸を歩く", "毎朝小さな子供が静かな川をゆっくり泳ぐ")
 
@@ -74,16 +74,15 @@ class BPEExplorer(FigureExplorer):
         self.image.value = self.canvas.png()
         latest = self.bpe.merges[max(0, k - 5) : k]
         lines = [
-            tr(
-                "merge {k}: {a} + {b} → {ab} ({count} times)",
+            markup_n(
+                "merge {k}: {a} + {b} → {ab} ({n} time)",
+                "merge {k}: {a} + {b} → {ab} ({n} times)",
+                m.count,
                 k=max(0, k - len(latest)) + i + 1,
                 a=token_text(m.pair[0]),
                 b=token_text(m.pair[1]),
                 ab=token_text(m.token),
-                count=m.count,
             )  # fmt: skip
             for i, m in enumerate(latest)
         ]
-        self.readout.value = "<br>".join(html.escape(line) for line in lines) or html.escape(
-            tr("no merges yet: every symbol is a token")
-        )
+        self.show("<br>".join(lines) or markup("no merges yet: every symbol is a token"))

@@ -221,6 +221,7 @@ const source = {script};
 const url = URL.createObjectURL(new Blob([source], {{ type: "text/javascript" }}));
 const module = await import(url);
 window.nbhelpersHeatmap = module;
+window.nbhelpersModel = model;  // what the kernel would change, for scripts and tests
 module.default.render({{ model, el: document.getElementById("widget") }});
 </script>
 </body></html>

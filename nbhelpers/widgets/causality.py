@@ -12,6 +12,7 @@ from ..gpt1 import GPT1, check_gpt1, evaluating
 from ..support.language import tr
 from ..support.validation import is_int
 from .base import FigureExplorer
+from .readout import markup
 
 
 def layer_states(model: GPT1, ids: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
@@ -153,11 +154,13 @@ class CausalityExplorer(FigureExplorer):
                 "the future.",
                 positions=", ".join(map(str, moved)),
             )
-        self.readout.value = tr(
-            "Changing position {position} ({label}): {verdict}",
-            position=i + 1,
-            label=labels[i],
-            verdict=verdict,
+        self.show(
+            markup(
+                "Changing position {position} ({label}): {verdict}",
+                position=i + 1,
+                label=labels[i],
+                verdict=verdict,
+            )
         )
 
     def __repr__(self) -> str:

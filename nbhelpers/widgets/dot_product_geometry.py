@@ -18,6 +18,7 @@ from ..figures.dot_product_geometry import (
 from ..support.language import tr
 from ..support.validation import is_number
 from .base import FigureExplorer
+from .readout import markup
 
 D_K = 2  # the vectors here have two components
 
@@ -103,13 +104,13 @@ class DotProductGeometryExplorer(FigureExplorer):
         theta, q_len, k_len = self.angle.value, self.q_length.value, self.k_length.value
         cos = math.cos(math.radians(theta))
         score = self.score()
-        self.readout.value = (
+        self.show(  # numbers and the course's own markup only: nothing to escape
             f"q = ({q[0]:.2f}, {q[1]:.2f}), k = ({k[0]:.2f}, {k[1]:.2f}): "
             "q·k = q<sub>1</sub>k<sub>1</sub> + q<sub>2</sub>k<sub>2</sub> = "
             f"<b>{format_number(score, 3)}</b>; "
             f"|q| |k| cos θ = {q_len:.2f} × {k_len:.2f} × {format_factor(cos, 3)} = "
             f"<b>{format_number(q_len * k_len * cos, 3)}</b>; "
-            + tr("scaled for d<sub>k</sub> = {d_k}", d_k=D_K)
+            + markup("scaled for d<sub>k</sub> = {d_k}", d_k=D_K)
             + f": q·k / √{D_K} = <b>{format_number(score / math.sqrt(D_K), 3)}</b>"
         )
 

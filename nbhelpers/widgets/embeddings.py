@@ -12,6 +12,7 @@ from ..gpt1 import one_hot
 from ..support.language import tr
 from ..support.validation import check_positive_int
 from .base import FigureExplorer
+from .readout import markup
 
 DEFAULT_VOCAB = ("犬", "猫", "鳥", "が", "河岸", "公園", "を", "歩く", "走る")
 DEFAULT_SENTENCE = ("犬", "が", "河岸", "を", "歩く")
@@ -146,11 +147,11 @@ class EmbeddingExplorer(FigureExplorer):
             positions=self.positions.value,
         )
         self.image.value = self.canvas.png()
-        self.readout.value = self._describe(ids.tolist())
+        self.show(self._describe(ids.tolist()))
 
     def _describe(self, ids: list[int]) -> str:
         rows = ", ".join(str(v + 1) for v in ids)
-        text = tr(
+        text = markup(
             "U·W_e picks rows {rows} of W_e (1-based; Python indices {indices}).",
             rows=rows,
             indices=", ".join(map(str, ids)),
@@ -159,17 +160,17 @@ class EmbeddingExplorer(FigureExplorer):
             where = [i + 1 for i, w in enumerate(ids) if w == v]
             if len(where) > 1:
                 places = tr(" and ").join(map(str, where))
-                text += tr(
+                text += markup(
                     " <b>{token}</b> sits at positions {places}: ",
                     token=self.vocab[v],
                     places=places,
                 ) + (
-                    tr(
+                    markup(
                         "the same row of W_e, but different rows of h_0, since W_p adds a "
                         "different vector at each position."
                     )
                     if self.positions.value
-                    else tr(
+                    else markup(
                         "identical rows of h_0 — without W_p the model cannot tell "
                         "these positions apart."
                     )

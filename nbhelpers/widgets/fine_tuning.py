@@ -3,8 +3,6 @@ fine-tuning curves under λ and the labelled-set size."""
 
 from __future__ import annotations
 
-import html
-
 import ipywidgets as widgets
 import numpy as np
 
@@ -19,6 +17,7 @@ from ..fine_tuning import (
 )
 from ..support.language import tr
 from .base import FigureExplorer
+from .readout import markup, markup_n
 
 KINDS = ("classification", "entailment", "similarity", "multiple choice")
 
@@ -71,8 +70,13 @@ class TaskInputExplorer(FigureExplorer):
         self.canvas.draw(rows, labels)
         self.image.value = self.canvas.png()
         lengths = ", ".join(str(len(r)) for r in rows)
-        self.readout.value = html.escape(
-            tr("{n} sequences of {lengths} tokens", n=len(rows), lengths=lengths)
+        self.show(
+            markup_n(
+                "{n} sequence of {lengths} tokens",
+                "{n} sequences of {lengths} tokens",
+                len(rows),
+                lengths=lengths,
+            )
         )
 
 
@@ -120,7 +124,9 @@ class FineTuningCurvesExplorer(FigureExplorer):
         for start, lam in (("pre-trained", self.lam.value), ("no pre-training", 0.5)):
             values = self.accuracies(start, lam)
             if values:
-                lines.append(tr("{start}, λ = {lam:g}: {mean:.3f} (seeds {low:.3f} to {high:.3f})",
-                                start=name_of(start), lam=lam, mean=float(np.mean(values)),
-                                low=min(values), high=max(values)))  # fmt: skip
-        self.readout.value = "<br>".join(html.escape(line) for line in lines)
+                lines.append(markup(
+                    "{start}, λ = {lam:g}: {mean:.3f} (seeds {low:.3f} to {high:.3f})",
+                    start=name_of(start), lam=lam, mean=float(np.mean(values)),
+                    low=min(values), high=max(values),
+                ))  # fmt: skip
+        self.show("<br>".join(lines))

@@ -13,6 +13,7 @@ from ..masks import causal_mask, padding_mask
 from ..support.language import tr
 from ..support.validation import is_int
 from .base import FigureExplorer
+from .readout import markup, markup_n
 
 PAD = "[PAD]"
 
@@ -96,16 +97,18 @@ class MaskExplorer(FigureExplorer):
         self.image.value = self.canvas.png()
         row, visible = weights[i], int((~blocked[i]).sum())
         if visible == 0:
-            self.readout.value = tr(
-                "query <b>{query}</b> may see no key: every weight is 0 and so is its "
-                "output (with plain −∞ and softmax it would be NaN)",
-                query=labels[i],
+            self.show(
+                markup(
+                    "query <b>{query}</b> may see no key: every weight is 0 and so is its "
+                    "output (with plain −∞ and softmax it would be NaN)",
+                    query=labels[i],
+                )
             )
             return
         top = int(row.argmax())
         hidden = len(labels) - visible
-        self.readout.value = (
-            tr(
+        self.show(
+            markup(
                 "query <b>{query}</b> sees {visible} of {count} keys and puts {weight:.2f} on "
                 "<b>{top}</b>; ",
                 query=labels[i],
@@ -113,17 +116,16 @@ class MaskExplorer(FigureExplorer):
                 count=len(labels),
                 weight=row[top],
                 top=labels[top],
+            ),
+            markup_n(
+                "its {n} masked weight is exactly {total:g}; ",
+                "its {n} masked weights are exactly {total:g}; ",
+                hidden,
+                total=float(row[blocked[i]].sum()),
             )
-            + (
-                tr(
-                    "its {hidden} masked weights are exactly {total:g}; ",
-                    hidden=hidden,
-                    total=float(row[blocked[i]].sum()),
-                )
-                if hidden
-                else ""
-            )
-            + tr("row sum = {total:.3f}", total=float(row.sum()))
+            if hidden
+            else "",
+            markup("row sum = {total:.3f}", total=float(row.sum())),
         )
 
     def __repr__(self) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import ipywidgets as widgets
@@ -12,8 +11,9 @@ from ..attention import attention
 from ..figures.heads import HeadGridCanvas
 from ..masks import causal_mask
 from ..multihead import MultiHeadAttention, head_counts, merge_heads, split_heads
-from ..support.language import tr
+from ..support.language import ntr, tr
 from .base import FigureExplorer
+from .readout import markup
 
 
 class MultiHeadExplorer(FigureExplorer):
@@ -149,7 +149,12 @@ class MultiHeadExplorer(FigureExplorer):
             self.tokens,
             masked=masked,
             selected=selected,
-            title=tr("n_h = {h} heads of d_head = {d_head}", h=h, d_head=self.d_model // h),
+            title=ntr(
+                "n_h = {n} head of d_head = {d_head}",
+                "n_h = {n} heads of d_head = {d_head}",
+                h,
+                d_head=self.d_model // h,
+            ),
         )
         return weights
 
@@ -160,14 +165,14 @@ class MultiHeadExplorer(FigureExplorer):
         last = weights[selected, -1]
         top = int(last.argmax())
         parameters = sum(v.numel() for v in self.state.values())
-        self.readout.value = tr(
+        self.show(markup(
             "head {head} (of {h}, counted from 0) works on features {first}–{last}; its query "
             "<b>{query}</b> puts {weight:.2f} on <b>{key}</b>. Parameters: {parameters} for every "
             "n_h.",
             head=selected, h=h, first=selected * self.d_model // h,
-            last=(selected + 1) * self.d_model // h - 1, query=html.escape(self.tokens[-1]),
-            weight=float(last[top]), key=html.escape(self.tokens[top]), parameters=parameters,
-        )  # fmt: skip
+            last=(selected + 1) * self.d_model // h - 1, query=self.tokens[-1],
+            weight=float(last[top]), key=self.tokens[top], parameters=parameters,
+        ))  # fmt: skip
 
     def __repr__(self) -> str:
         return f"MultiHeadExplorer({len(self.tokens)} tokens, d_model={self.d_model})"

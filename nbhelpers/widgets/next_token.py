@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 
@@ -19,6 +18,7 @@ from ..inference import next_token_distribution
 from ..statistics import kl_divergence
 from ..support.language import tr
 from .base import FigureExplorer, temperature_slider
+from .readout import error_markup, markup
 
 EXAMPLE_PREFIXES = ("", "犬 が 河岸 を", "鳥 が", "魚 が 川 を", "猫 が 公園 を 歩く ので")
 ERROR_COLOUR = RED
@@ -115,16 +115,12 @@ class NextTokenExplorer(FigureExplorer):
     def redraw(self) -> None:
         self.generate_button.disabled = self._ended()
         if self._ended():
-            self.readout.value = tr(
-                "the sentence is complete: {sentence}", sentence=html.escape(self.prefix.value)
-            )
+            self.show(markup("the sentence is complete: {sentence}", sentence=self.prefix.value))
             return
         try:
             model_probs, true_probs = self.distributions()
         except ValueError as error:  # an unknown token, or a prefix longer than the context
-            self.readout.value = (
-                f'<span style="color:{ERROR_COLOUR}">{html.escape(str(error))}</span>'
-            )
+            self.show(error_markup(str(error)))
             return
         T, k = self.temperature.value, self.top_k_value
         settings = f"T = {T:.1f}" + (f", top-{k}" if k else "")
@@ -139,21 +135,21 @@ class NextTokenExplorer(FigureExplorer):
         )
         self.image.value = self.canvas.png()
         best = int(model_probs.argmax())
-        text = tr(
+        text = markup(
             "model: most likely <b>{token}</b> ({probability:.2f})",
-            token=html.escape(self.tokenizer.tokens[best]),
+            token=self.tokenizer.tokens[best],
             probability=float(model_probs[best]),
         )
         if true_probs is None:
-            text += tr(
+            text += markup(
                 "; true: the grammar cannot produce this prefix, so there is no true distribution"
             )
         else:
             kl = kl_divergence(true_probs, model_probs)
             true_best = int(true_probs.argmax())
-            text += tr(
+            text += markup(
                 "; true: <b>{token}</b> ({probability:.2f}); KL(true ‖ model) = {kl}",
-                token=html.escape(self.tokenizer.tokens[true_best]),
+                token=self.tokenizer.tokens[true_best],
                 probability=float(true_probs[true_best]),
                 kl=(
                     tr("∞: the model rules out a possible token")
@@ -161,7 +157,7 @@ class NextTokenExplorer(FigureExplorer):
                     else tr("{kl:.4f} nats", kl=kl)
                 ),
             )
-        self.readout.value = text + (f"<br>{self.status}" if self.status else "")
+        self.show(text, f"<br>{self.status}" if self.status else "")
         self.status = ""  # shown once, right after "generate"
 
     def _generate_one(self, _button=None) -> None:
@@ -174,7 +170,7 @@ class NextTokenExplorer(FigureExplorer):
             return  # the readout already says what is wrong with the prefix
         token_id = int(torch.multinomial(model_probs, 1, generator=self.generator))
         token = self.tokenizer.tokens[token_id]
-        self.status = tr("generated <b>{token}</b>", token=html.escape(token))
+        self.status = markup("generated <b>{token}</b>", token=token)
         self.prefix.value = f"{self.prefix.value.strip()} {token}".strip()
 
     def generate(self) -> None:

@@ -14,6 +14,7 @@ from ..statistics import row_entropy
 from ..support.language import tr
 from ..support.validation import check_positive_int
 from .base import FigureExplorer
+from .readout import markup
 
 DEFAULT_TOKENS = ("犬", "が", "河岸", "を", "歩く")
 
@@ -97,14 +98,16 @@ class ScoreScalingExplorer(FigureExplorer):
         row_max = weights.amax(dim=-1)  # each query's largest weight
         weakest = int(row_max.argmin())
         entropy = float(row_entropy(weights).mean())
-        self.readout.value = tr(
-            "every row's largest weight is at least <b>{weight:.3f}</b> (the least peaked "
-            "row: {token}); mean row entropy <b>{entropy:.3f}</b> nats (uniform: "
-            "{uniform:.3f}, one-hot: 0)",
-            weight=float(row_max.min()),
-            token=self.tokens[weakest],
-            entropy=entropy,
-            uniform=math.log(weights.shape[1]),
+        self.show(
+            markup(
+                "every row's largest weight is at least <b>{weight:.3f}</b> (the least peaked "
+                "row: {token}); mean row entropy <b>{entropy:.3f}</b> nats (uniform: "
+                "{uniform:.3f}, one-hot: 0)",
+                weight=float(row_max.min()),
+                token=self.tokens[weakest],
+                entropy=entropy,
+                uniform=math.log(weights.shape[1]),
+            )
         )
 
     def __repr__(self) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 
@@ -14,6 +13,7 @@ from ..figures.bars import BarCanvas
 from ..statistics import row_entropy
 from ..support.language import tr
 from .base import FigureExplorer, temperature_slider
+from .readout import error_markup, markup
 
 DEFAULT_TOKENS = ("犬", "が", "河岸", "を", "歩く")
 DEFAULT_SCORES = (2.0, 0.5, 1.0, -1.0, 0.0)
@@ -122,8 +122,7 @@ class SoftmaxExplorer(FigureExplorer):
             probabilities = self.probabilities(values)
         except ValueError as error:
             # Keep the last good chart; say what is wrong instead of raising in a callback.
-            message = tr("Could not read the scores: {error}", error=html.escape(str(error)))
-            self.readout.value = f"<span style='color:#b5495b'>{message}</span>"
+            self.show(error_markup(tr("Could not read the scores: {error}", error=error)))
             return
         self.values = values
         T = self.temperature.value
@@ -139,14 +138,16 @@ class SoftmaxExplorer(FigureExplorer):
         )
         self.image.value = self.canvas.png()
         entropy = float(row_entropy(probabilities))
-        self.readout.value = tr(
-            "largest probability <b>{probability:.3f}</b> on <b>{token}</b>; entropy "
-            "{entropy:.3f} nats (uniform: {uniform:.3f}); sum = {total:.3f}",
-            probability=float(probabilities[top]),
-            token=html.escape(labels[top]),
-            entropy=entropy,
-            uniform=math.log(len(labels)),
-            total=float(probabilities.sum()),
+        self.show(
+            markup(
+                "largest probability <b>{probability:.3f}</b> on <b>{token}</b>; entropy "
+                "{entropy:.3f} nats (uniform: {uniform:.3f}); sum = {total:.3f}",
+                probability=float(probabilities[top]),
+                token=labels[top],
+                entropy=entropy,
+                uniform=math.log(len(labels)),
+                total=float(probabilities.sum()),
+            )
         )
 
     def __repr__(self) -> str:

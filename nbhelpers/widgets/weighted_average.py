@@ -14,6 +14,7 @@ from ..figures.weighted_average import WeightedAverageCanvas
 from ..statistics import row_entropy
 from ..support.language import tr
 from .base import FigureExplorer, temperature_slider
+from .readout import markup
 
 
 class WeightedAverageExplorer(FigureExplorer):
@@ -91,15 +92,18 @@ class WeightedAverageExplorer(FigureExplorer):
         top = int(weights.argmax())
         x, y = self.output().tolist()
         entropy = float(row_entropy(weights))
-        self.readout.value = tr(
-            "o<sub>i</sub> = ({x:+.2f}, {y:+.2f}), pulled most by <b>{token}</b> "
-            "({weight:.2f}); entropy of the weights {entropy:.2f} nats (uniform: {uniform:.2f})",
-            x=x,
-            y=y,
-            token=self.tokens[top],
-            weight=float(weights[top]),
-            entropy=entropy,
-            uniform=math.log(len(self.tokens)),
+        self.show(
+            markup(
+                "o<sub>i</sub> = ({x:+.2f}, {y:+.2f}), pulled most by <b>{token}</b> "
+                "({weight:.2f}); entropy of the weights {entropy:.2f} nats "
+                "(uniform: {uniform:.2f})",
+                x=x,
+                y=y,
+                token=self.tokens[top],
+                weight=float(weights[top]),
+                entropy=entropy,
+                uniform=math.log(len(self.tokens)),
+            )
         )
 
     def __repr__(self) -> str:

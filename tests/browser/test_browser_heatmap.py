@@ -128,3 +128,20 @@ def test_a_key_press_redraws_in_the_page_and_the_pointer_shows_the_formula(
           f"worst {result['key_to_redraw_ms_worst']} ms, first {result['first_key_ms']} ms "
           f"over {PRESSES} presses; pointer -> formula median "
           f"{result['pointer_to_formula_ms_median']} ms")  # fmt: skip
+
+
+def test_the_controls_follow_a_change_made_from_python(offline_page):
+    """The kernel sets a trait (widget.temperature = 2.5): the picture redraws and the
+    slider, the checkboxes and the readout move with it. In the exported page the model
+    stand-in plays the kernel's part."""
+    page, widget, _, _ = offline_page
+    temperature = page.get_by_label(widget.texts["temperature"], exact=True)
+    boxes = page.locator(".nbh-controls input[type=checkbox]")
+    assert boxes.nth(0).is_checked() and boxes.nth(1).is_checked()  # scaled, causal
+    page.evaluate(
+        """() => { const m = window.nbhelpersModel;
+                   m.set('temperature', 2.5); m.set('scaled', false); m.set('causal', false); }"""
+    )
+    assert float(temperature.input_value()) == 2.5
+    assert not boxes.nth(0).is_checked() and not boxes.nth(1).is_checked()
+    assert "2.50" in page.locator(".nbh-controls").inner_text()

@@ -149,6 +149,11 @@ function render({ model, el }) {
   function draw() {
     const k = model.get("head");
     current = steps(model.get("raw")[k], state());
+    // The controls show the state, whoever changed it: a key here, or Python in the kernel.
+    temperature.value = model.get("temperature");
+    scaled.checked = model.get("scaled");
+    causal.checked = model.get("causal");
+    head.value = k;
     temperatureReadout.textContent = Number(model.get("temperature")).toFixed(2);
     headReadout.textContent = String(k);
     ctx.clearRect(0, 0, canvas.width, canvas.height);
