@@ -112,12 +112,15 @@ def test_markup_escapes_text_and_keeps_number_formats():
 
     made = markup("query <b>{query}</b>: {weight:.2f}", query="<SOS>", weight=0.123456)
     assert made == "query <b>&lt;SOS&gt;</b>: 0.12"
-    assert markup_n(
-        "its {n} masked weight is exactly {total:g}; ",
-        "its {n} masked weights are exactly {total:g}; ",
-        1,
-        total=0.0,
-    ) == "its 1 masked weight is exactly 0; "
+    assert (
+        markup_n(
+            "its {n} masked weight is exactly {total:g}; ",
+            "its {n} masked weights are exactly {total:g}; ",
+            1,
+            total=0.0,
+        )
+        == "its 1 masked weight is exactly 0; "
+    )
     assert "&lt;PAD&gt;" in error_markup("unknown token <PAD>")
     assert markup("{x:.1f}", x=torch.tensor(2.25)) == "2.2"  # a 0-dim tensor is a number
 

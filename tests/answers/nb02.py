@@ -1,0 +1,51 @@
+"""Notebook 02_softmax: the usual mistakes in its exercises, each with the words
+its report must show, and correct answers in other styles than the worked solution."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from nbhelpers.exercises import check_log_softmax, check_softmax_backward
+
+from . import Exercise
+
+NEG_INF = float("-inf")
+
+
+def log_softmax(s, stable=True, via_softmax=False, dim=-1):
+    if via_softmax:
+        return torch.log(F.softmax(s, dim=dim))
+    m = s.amax(dim, keepdim=True) if stable else torch.zeros_like(s.amax(dim, keepdim=True))
+    return s - m - torch.log(torch.exp(s - m).sum(dim, keepdim=True))
+
+
+EXERCISES = [
+    Exercise(
+        check_log_softmax,
+        "my_log_softmax",
+        mistakes=[
+            (lambda s: log_softmax(s, via_softmax=True), "log of softmax underflows"),
+            (lambda s: log_softmax(s, stable=False), "exp overflows without the maximum"),
+            (lambda s: log_softmax(s, dim=0), "over the wrong axis"),
+            (lambda s: F.softmax(s, dim=-1), "the softmax itself"),
+        ],
+        other_styles=[
+            lambda s: s - torch.logsumexp(s, -1, keepdim=True),
+            lambda s: F.log_softmax(s, dim=-1),
+        ],
+    ),
+    Exercise(
+        check_softmax_backward,
+        "my_softmax_backward",
+        mistakes=[
+            (lambda a, g: a * g, "a ⊙ g alone"),
+            (lambda a, g: g - (a * g).sum(-1, keepdim=True), "without the factor a"),
+            (lambda a, g: a * ((a * g).sum(-1, keepdim=True) - g), "the sign is reversed"),
+            (lambda a, g: a * (g - (a * g).sum(0, keepdim=True)), "runs over the wrong axis"),
+        ],
+        other_styles=[
+            lambda a, g: torch.einsum("...i,...i->...i", a, g) - a * (a * g).sum(-1, keepdim=True)
+        ],
+    ),
+]

@@ -1,0 +1,123 @@
+"""Notebook 05_multi_head_attention: the usual mistakes in its exercises, each with the words
+its report must show, and correct answers in other styles than the worked solution."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from nbhelpers.exercises import check_causal_multi_head, check_multi_head_attention
+
+from . import Exercise
+from .nb01 import scores_of
+
+NEG_INF = float("-inf")
+
+
+def multi_head_class(scale_by="d_head", use_output=True, transpose=True, split=True):
+    class Answer(nn.Module):
+        def __init__(self, d_model, n_heads):
+            super().__init__()
+            self.h = n_heads
+            self.W_Q, self.W_K, self.W_V, self.W_O = (nn.Linear(d_model, d_model) for _ in range(4))
+
+        def forward(self, x):
+            *batch, n, d = x.shape
+            h = self.h if split else 1
+            d_head = d // h
+
+            def heads(t):
+                if transpose:
+                    return t.view(*batch, n, h, d_head).transpose(-3, -2)
+                return t.reshape(*batch, h, n, d_head)
+
+            q, k, v = (heads(W(x)) for W in (self.W_Q, self.W_K, self.W_V))
+            scale = d_head if scale_by == "d_head" else d
+            out = F.softmax(scores_of(q, k) / math.sqrt(scale), -1) @ v
+            out = out.transpose(-3, -2).reshape(*batch, n, d)
+            return self.W_O(out) if use_output else out
+
+    return Answer
+
+
+def fused_class(mask=True, average=False, layout="qkv", scale_by="d_head", use_output=True):
+    class Fused(nn.Module):
+        def __init__(self, d_model, n_heads):
+            super().__init__()
+            self.h = n_heads
+            self.W_QKV = nn.Linear(d_model, 3 * d_model)
+            self.W_O = nn.Linear(d_model, d_model)
+
+        def forward(self, x):
+            *batch, n, d = x.shape
+            d_head = d // self.h
+            qkv = self.W_QKV(x)
+            if layout == "qkv":
+                q, k, v = (
+                    t.unflatten(-1, (self.h, d_head)).transpose(-3, -2) for t in qkv.split(d, -1)
+                )
+            else:
+                q, k, v = (
+                    qkv.unflatten(-1, (self.h, 3 * d_head)).transpose(-3, -2).split(d_head, -1)
+                )
+            scores = q @ k.mT / math.sqrt(d_head if scale_by == "d_head" else d)
+            if mask:
+                scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), NEG_INF)
+            weights = F.softmax(scores, -1)
+            out = (weights @ v).transpose(-3, -2).flatten(-2)
+            return (self.W_O(out) if use_output else out), (
+                weights.mean(-3) if average else weights
+            )
+
+    return Fused
+
+
+class FusedWithSdpa(nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.h = n_heads
+        self.W_QKV = nn.Linear(d_model, 3 * d_model)
+        self.W_O = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        d = x.shape[-1]
+        q, k, v = (
+            t.unflatten(-1, (self.h, d // self.h)).transpose(-3, -2)
+            for t in self.W_QKV(x).split(d, -1)
+        )
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        n = x.shape[-2]
+        causal = torch.ones(n, n, dtype=torch.bool).tril()
+        weights = torch.einsum("...id,...jd->...ij", q, k).div(math.sqrt(d // self.h))
+        weights = weights.masked_fill(~causal, NEG_INF).softmax(-1)
+        return self.W_O(out.transpose(-3, -2).flatten(-2)), weights
+
+
+EXERCISES = [
+    Exercise(
+        check_multi_head_attention,
+        "MyMultiHeadAttention",
+        mistakes=[
+            (multi_head_class(scale_by="d_model"), "divided by √d_model = √8, not √d_head = √4"),
+            (multi_head_class(use_output=False), "W_O is missing"),
+            (multi_head_class(transpose=False), "split without the transpose"),
+            (multi_head_class(split=False), "one head over all of d_model"),
+        ],
+        other_styles=[],
+    ),
+    Exercise(
+        check_causal_multi_head,
+        "MyCausalMultiHead",
+        mistakes=[
+            (fused_class(mask=False), "no causal mask"),
+            (fused_class(average=True), "averaged over the heads"),
+            (fused_class(layout="per_head"), "the fused output is [Q | K | V]"),
+            (fused_class(scale_by="d_model"), "√d_model"),
+            (fused_class(use_output=False), "W_O is missing"),
+        ],
+        other_styles=[FusedWithSdpa],
+    ),
+]

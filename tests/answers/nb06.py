@@ -1,0 +1,153 @@
+"""Notebook 06_embeddings_one_hot: the usual mistakes in its exercises, each with the words
+its report must show, and correct answers in other styles than the worked solution."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from nbhelpers.exercises import (
+    check_bpe_encode,
+    check_decode_embedding,
+    check_embed,
+    check_merge_step,
+)
+
+from . import Exercise, Says
+
+NEG_INF = float("-inf")
+
+
+def lookup(ids, W_e):
+    return W_e[ids]
+
+
+def merge_left_to_right(symbols, pair):
+    out, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+            out.append(symbols[i] + symbols[i + 1])
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return tuple(out)
+
+
+def merge_step(corpus, *, weighted=True, merged=True, least=False):
+    from collections import Counter
+
+    counts = Counter()
+    for symbols, times in corpus.items():
+        for pair in zip(symbols, symbols[1:], strict=False):
+            counts[pair] += times if weighted else 1
+    best = (min if least else max)(counts, key=counts.get)
+    if not merged:
+        return best, dict(corpus)
+    return best, {merge_left_to_right(s, best): t for s, t in corpus.items()}
+
+
+def bpe_encode(text, merges, order=1):
+    tokens = tuple(text)
+    for pair in merges[::order]:
+        tokens = merge_left_to_right(tokens, pair)
+    return list(tokens)
+
+
+def bpe_encode_by_rank(text, merges):
+    """GPT-2's way: repeatedly merge the adjacent pair with the lowest rank."""
+    rank = {tuple(pair): r for r, pair in enumerate(merges)}
+    tokens = list(text)
+    while len(tokens) > 1:
+        pairs = [
+            (rank.get((a, b), math.inf), i)
+            for i, (a, b) in enumerate(zip(tokens, tokens[1:], strict=False))
+        ]
+        best, i = min(pairs)
+        if best == math.inf:
+            break
+        pair = (tokens[i], tokens[i + 1])
+        tokens = list(merge_left_to_right(tuple(tokens), pair))
+    return tokens
+
+
+EXERCISES = [
+    Exercise(
+        check_embed,
+        "my_embed",
+        mistakes=[
+            (lambda ids, W_e, W_p, start=0: lookup(ids, W_e), "the positions are missing"),
+            (
+                lambda ids, W_e, W_p, start=0: W_p[start : start + ids.shape[-1]].expand(
+                    *ids.shape, -1
+                ),
+                "only the positions",
+            ),
+            (lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p[start], "the same row of W_p"),
+            (
+                lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p[: ids.shape[-1]],
+                "start is ignored",
+            ),
+            (
+                lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p[1 : ids.shape[-1] + 1],
+                "shifted by one",
+            ),
+            (
+                lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p,
+                Says("the answer raised RuntimeError"),
+            ),
+            (
+                lambda ids, W_e, W_p: lookup(ids, W_e) + W_p[: ids.shape[-1]],
+                Says("the answer raised TypeError"),
+            ),
+        ],
+        other_styles=[],
+    ),
+    Exercise(
+        check_decode_embedding,
+        "my_decode_embedding",
+        mistakes=[
+            (
+                lambda h0, W_e, W_p: torch.cdist(h0, W_e).argmin(-1),
+                "the positions were not taken away",
+            ),
+            (
+                lambda h0, W_e, W_p: ((h0 - W_p[: h0.shape[-2]]) @ W_e.T).argmax(-1),
+                "the largest dot product is not the nearest row",
+            ),
+            (lambda h0, W_e, W_p: (h0 @ W_e.T).argmax(-1), "two steps are missing"),
+            (
+                lambda h0, W_e, W_p: torch.cdist(
+                    h0 - W_p[: h0.shape[-2]], W_e.expand(*h0.shape[:-2], -1, -1)
+                ).argmin(-2),
+                "along the wrong axis",
+            ),
+        ],
+        other_styles=[
+            lambda h0, W_e, W_p: F.cosine_similarity(
+                (h0 - W_p[: h0.shape[-2]]).unsqueeze(-2), W_e, dim=-1
+            ).argmax(-1)
+        ],
+    ),
+    Exercise(
+        check_merge_step,
+        "my_merge_step",
+        mistakes=[
+            (lambda c: merge_step(c, weighted=False), "each text counted once"),
+            (lambda c: merge_step(c, merged=False), "the corpus was not merged"),
+            (lambda c: merge_step(c, least=True), "the least frequent pair"),
+        ],
+        other_styles=[],
+    ),
+    Exercise(
+        check_bpe_encode,
+        "my_bpe_encode",
+        mistakes=[
+            (lambda t, m: bpe_encode(t, m, order=-1), "in the wrong order"),
+            (lambda t, m: list(t), "no merge was applied"),
+        ],
+        other_styles=[bpe_encode_by_rank],
+    ),
+]

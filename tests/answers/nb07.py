@@ -1,0 +1,96 @@
+"""Notebook 07_gpt1_transformer_block: the usual mistakes in its exercises, each with the words
+its report must show, and correct answers in other styles than the worked solution."""
+
+from __future__ import annotations
+
+from torch import nn
+
+from nbhelpers import MultiHeadAttention
+from nbhelpers.exercises import check_gpt1_block, check_gpt1_forward, check_parameter_count
+
+from . import Exercise
+
+NEG_INF = float("-inf")
+
+
+def block_class(order="post", mask=True, first_residual=True, second_residual=True):
+    class Answer(nn.Module):
+        def __init__(self, d_model, n_heads, d_ff):
+            super().__init__()
+            self.attn = MultiHeadAttention(d_model, n_heads, causal=mask)
+            self.ln_1, self.ln_2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+            self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+
+        def forward(self, h):
+            if order == "pre":
+                h = h + self.attn(self.ln_1(h))
+                return h + self.ffn(self.ln_2(h))
+            if order == "swapped":
+                g = self.ln_1(h + self.ffn(h))
+                return self.ln_2(g + self.attn(g))
+            g = self.ln_1((h if first_residual else 0) + self.attn(h))
+            return self.ln_2((g if second_residual else 0) + self.ffn(g))
+
+    return Answer
+
+
+def gpt1_forward(positions=True, blocks="all", output="logits", last_only=False):
+    def forward(model, ids):
+        n = ids.shape[-1]
+        h = model.W_e.weight[ids] + (model.W_p[:n] if positions else 0)
+        chosen = {"all": list(model.blocks), "none": [], "last": [model.blocks[-1]]}[blocks]
+        for block in chosen:
+            h = block(h)
+        logits = h @ model.W_e.weight.T
+        logits = logits[..., -1, :] if last_only else logits
+        return {"logits": logits, "probs": logits.softmax(-1)}[output]
+
+    return forward
+
+
+def parameters(V, n_ctx, d, L, d_ff, tied=True, positions=True, biases=True, norms=True, ffn=None):
+    d_ff = ffn if ffn is not None else d_ff
+    attention = 4 * (d * d + (d if biases else 0))
+    feed_forward = 2 * d * d_ff + ((d_ff + d) if biases else 0)
+    block = attention + feed_forward + (4 * d if norms else 0)
+    return V * d * (1 if tied else 2) + (n_ctx * d if positions else 0) + L * block
+
+
+EXERCISES = [
+    Exercise(
+        check_gpt1_block,
+        "MyGPT1Block",
+        mistakes=[
+            (block_class(mask=False), "no causal mask"),
+            (block_class(order="pre"), "this is pre-LN"),
+            (block_class(first_residual=False), "the first residual connection is missing"),
+            (block_class(second_residual=False), "the second residual connection is missing"),
+            (block_class(order="swapped"), "the feed-forward layer runs first"),
+        ],
+        other_styles=[],
+    ),
+    Exercise(
+        check_gpt1_forward,
+        "my_gpt1_forward",
+        mistakes=[
+            (gpt1_forward(positions=False), "W_p is missing"),
+            (gpt1_forward(blocks="none"), "the blocks are skipped"),
+            (gpt1_forward(blocks="last"), "only the last block"),
+            (gpt1_forward(output="probs"), "probabilities, not logits"),
+            (gpt1_forward(last_only=True), "only the last position"),
+        ],
+        other_styles=[],
+    ),
+    Exercise(
+        check_parameter_count,
+        "my_parameter_count",
+        mistakes=[
+            (lambda *a: parameters(*a, tied=False), "W_e counted twice"),
+            (lambda *a: parameters(*a, positions=False), "W_p is missing"),
+            (lambda *a: parameters(*a, biases=False), "the biases are missing"),
+            (lambda *a: parameters(*a, norms=False), "the LayerNorms are missing"),
+            (lambda V, n, d, L, f: parameters(V, n, d, L, f, ffn=4 * d), "d_ff is given"),
+        ],
+        other_styles=[],
+    ),
+]

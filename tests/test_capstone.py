@@ -1,0 +1,86 @@
+"""The capstone (notebook 08): the learner's parts from notebooks 05, 07 and 08, assembled
+into a GPT-1 and trained on the course grammar, with a verdict that names what it sees."""
+
+from __future__ import annotations
+
+import pytest
+import torch.nn.functional as F
+
+from answers import skeleton_function, solved
+from answers.nb05 import fused_class
+from nbhelpers.exercises import NOT_ATTEMPTED
+
+
+@pytest.fixture(scope="module", name="solved")
+def solved_fixture():
+    return solved()
+
+
+def test_use_parts_keeps_a_part_that_passes_and_replaces_one_that_does_not(solved):
+    from nbhelpers.exercises import use_parts
+    from nbhelpers.exercises.training import accumulated_step
+
+    parts = use_parts(attention=solved["MyCausalMultiHead"], step=skeleton_function)
+    assert parts.attention is solved["MyCausalMultiHead"]
+    assert parts.step is accumulated_step  # not attempted: nbhelpers' own
+    assert parts.yours == ["attention"]
+    assert "not passed its checker yet" in repr(parts)
+
+
+def test_the_capstone_without_any_part_of_yours_is_not_attempted():
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    result = train_your_gpt1(use_parts())
+    assert result.status == NOT_ATTEMPTED and not result
+
+
+@pytest.mark.slow
+def test_the_worked_parts_reach_the_goal(solved):
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    parts = use_parts(
+        attention=solved["MyCausalMultiHead"],
+        forward=solved["my_gpt1_forward"],
+        step=solved["my_accumulated_step"],
+    )
+    result = train_your_gpt1(parts, seconds=float("inf"))  # the verdict, not the time
+    assert result and result.kl <= 0.05, result
+
+
+@pytest.mark.slow
+def test_the_capstone_names_a_model_that_sees_the_future_or_reads_its_targets(solved):
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    def unshifted(model, optimizer, ids, pad_id, micro_batch):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(ids).flatten(0, 1), ids.flatten(), ignore_index=pad_id)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    result = train_your_gpt1(
+        use_parts(step=unshifted, checked=False), steps=200, seconds=float("inf")
+    )
+    assert result.fault == "targets not shifted", result
+    no_mask = fused_class(mask=False)
+    result = train_your_gpt1(
+        use_parts(attention=no_mask, checked=False), steps=200, seconds=float("inf")
+    )
+    assert result.fault == "sees the future", result
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"steps": 0}, "steps must be a positive int"),
+        ({"seconds": -1}, "seconds must be a positive number"),
+        ({"goal": "0.05"}, "goal must be a positive number"),
+    ],
+)
+def test_the_capstone_names_a_bad_setting(settings, message):
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    with pytest.raises(ValueError, match=message):
+        train_your_gpt1(use_parts(), **settings)
+    with pytest.raises(TypeError, match="parts must come from use_parts"):
+        train_your_gpt1(None)
