@@ -104,7 +104,7 @@ def test_misusing_the_checker_is_a_type_error_naming_the_argument(exercise):
 
 
 def test_reports_are_stable_from_run_to_run():
-    wrong = attention_with(scale=False)
+    wrong = attention_with(scale=None)
     assert repr(check_attention(wrong)) == repr(check_attention(wrong))
     assert repr(check_sample_next_token(sampler(use_top_k=False))) == repr(
         check_sample_next_token(sampler(use_top_k=False))
@@ -167,3 +167,36 @@ def test_a_checker_leaves_the_learners_state_alone(exercise, solved):
     assert torch.get_default_dtype() == dtype
     assert torch.get_num_threads() == threads
     assert torch.is_grad_enabled() == grad
+
+
+@pytest.mark.parametrize("state", ["no_grad", "float64"])
+@pytest.mark.parametrize("exercise", EXERCISES, ids=IDS)
+def test_a_right_answer_passes_whatever_the_learner_did_before(exercise, state, solved):
+    """A checker sets a known state on entry (gradients on, float32 by default) and gives
+    the learner's back: under torch.no_grad() or after set_default_dtype(float64), the worked
+    solution still passes and the state is still the learner's."""
+    before = torch.get_default_dtype()
+    try:
+        if state == "no_grad":
+            with torch.no_grad():
+                result = exercise.checker(solved[exercise.solution])
+                assert not torch.is_grad_enabled()
+        else:
+            torch.set_default_dtype(torch.float64)
+            result = exercise.checker(solved[exercise.solution])
+            assert torch.get_default_dtype() == torch.float64
+    finally:
+        torch.set_default_dtype(before)
+    assert result.status == PASSED, repr(result)
+
+
+def test_a_checkers_own_failure_is_not_blamed_on_the_answer():
+    import functools
+
+    from nbhelpers.exercises.core import Case, run_cases
+
+    # the case's own computation fails inside torch, with none of the answer's code involved
+    broken = Case("c", "inputs", functools.partial(torch.zeros, -1))
+    report = repr(run_cases("exercise", lambda: None, [broken], "do it."))
+    assert "the checker itself failed, not your answer" in report
+    assert "the answer raised" not in report

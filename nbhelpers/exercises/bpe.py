@@ -4,6 +4,8 @@ Face `tokenizers` (tests/test_bpe.py and notebook 06)."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..corpus import JapaneseGrammar
 from ..corpus.bpe import learn_bpe, merge, pair_counts
 from ..support.language import tr
@@ -31,6 +33,24 @@ def _first_only(symbols, pair):
     return tuple(symbols)
 
 
+def _counted_as_text(corpus) -> Counter:
+    """Pair counts made with str.count on each text's symbols joined by spaces: a learner's
+    shortcut that misses overlapping pairs (ああああ holds three ああ, str.count finds two)."""
+    counts = Counter()
+    for symbols, times in corpus.items():
+        text = " ".join(symbols)
+        for a, b in set(zip(symbols, symbols[1:], strict=False)):
+            counts[(a, b)] += times * text.count(f"{a} {b}")
+    return counts
+
+
+def _replaced_as_text(symbols, pair) -> tuple:
+    """A merge made with str.replace on the symbols joined by spaces: it also merges where
+    the text of two symbols happens to meet ("a bc" holds "a b")."""
+    a, b = pair
+    return tuple(" ".join(symbols).replace(f"{a} {b}", a + b).split(" "))
+
+
 def _run_step(answer, corpus):
     got = answer({symbols: times for symbols, times in corpus.items()})
     if not isinstance(got, tuple) or len(got) != 2:
@@ -46,19 +66,28 @@ def check_merge_step(fn) -> CheckResult:
     """fn(corpus) -> (pair, merged corpus): corpus maps a text's symbols (a tuple) to how many
     times the text occurs; fn counts the adjacent pairs (each text's pairs times its count),
     takes the most frequent pair, and returns it with every text's occurrences of it merged,
-    left to right. In these cases no two pairs tie for the top."""
+    left to right. In these cases no two pairs tie for the top. The reference counts every
+    adjacent pair, overlapping ones too, as Hugging Face's trainer does; symbols may be longer
+    than a character (after earlier merges)."""
     check_function("fn", fn)
     cases = []
-    for name, texts in (
+    for name, corpus in (
         (tr("the running example and two more sentences"),
-         {"犬が河岸を歩く": 3, "猫が歩く": 2, "犬が走る": 1}),
+         _corpus({"犬が河岸を歩く": 3, "猫が歩く": 2, "犬が走る": 1})),
         (tr("a text that occurs many times outweighs many texts"),
-         {"飛ぶ": 5, "犬が歩く": 1, "猫も歩く": 1, "馬は歩く": 1, "子供と歩く": 1}),
-        (tr("overlapping pairs: ゆっくり and ああああ"), {"ああああ": 3, "ゆっくり": 1}),
+         _corpus({"飛ぶ": 5, "犬が歩く": 1, "猫も歩く": 1, "馬は歩く": 1, "子供と歩く": 1})),
+        # ああああ holds three ああ pairs, nine in all: ahead of いう's seven only if the
+        # overlapping ones count
+        (tr("overlapping pairs decide the top: ああああ ×3 and いう ×7"),
+         _corpus({"ああああ": 3, "いう": 7, "えお": 1})),
+        # symbols of several characters, after earlier merges: (a, b) is the top pair, and
+        # "a" followed by "bc" must stay as it is
+        (tr("symbols of several characters: a + b, not a + bc"),
+         {("a", "b"): 5, ("c", "a", "bc"): 2, ("a", "bc"): 1}),
     ):  # fmt: skip
-        corpus = _corpus(texts)
         best, merged = _reference_step(corpus)
         counts = pair_counts(corpus)
+        by_text = _counted_as_text(corpus)
         mistakes = [
             (
                 tr("each text counted once: a text that occurs k times adds its pairs k times"),
@@ -84,8 +113,27 @@ def check_merge_step(fn) -> CheckResult:
                     )
                 ),
             ),
+            (
+                tr(
+                    "overlapping pairs were missed: ああああ holds three ああ pairs, where "
+                    "str.count finds two; count every adjacent pair of symbols"
+                ),
+                (
+                    max(by_text, key=by_text.get),
+                    {merge(s, max(by_text, key=by_text.get)): t for s, t in corpus.items()},
+                ),
+            ),
+            (
+                tr(
+                    "the merge crossed a symbol boundary: merge a pair only where its two "
+                    "symbols stand whole side by side, not wherever their text meets "
+                    "(str.replace on the joined text)"
+                ),
+                (best, {_replaced_as_text(s, best): t for s, t in corpus.items()}),
+            ),
         ]
-        shown = ", ".join(f"{text} ×{times}" for text, times in texts.items())
+        joint = " " if any(len(symbol) > 1 for symbols in corpus for symbol in symbols) else ""
+        shown = ", ".join(f"{joint.join(symbols)} ×{times}" for symbols, times in corpus.items())
         cases.append(
             Case(
                 name,
@@ -93,6 +141,7 @@ def check_merge_step(fn) -> CheckResult:
                 lambda f, corpus=corpus: _run_step(f, corpus),
                 (best, merged),
                 mistakes=mistakes,
+                parts=("the pair", "the merged corpus"),
             )  # fmt: skip
         )
     return run_cases(

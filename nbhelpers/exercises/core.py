@@ -11,9 +11,12 @@ from __future__ import annotations
 import base64
 import functools
 import inspect
+import linecache
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -43,6 +46,9 @@ class Case:
     # where the variant cannot run.
     mistakes: list[tuple[str, object]] = field(default_factory=list)
     derived: bool = False
+    # For an answer that returns a tuple: what each value is, in the learner's words ("the
+    # loss", "the weights after the step"), so a report names what is wrong.
+    parts: tuple[str, ...] = ()
 
 
 class Rejected(Exception):
@@ -111,10 +117,10 @@ def first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def difference(expected, got, atol: float) -> str | None:
+def difference(expected, got, atol: float, parts: Sequence[str] = ()) -> str | None:
     """None when got matches expected within atol (tensors, or tuples of them); otherwise
-    a one-line description of how they differ."""
-    if isinstance(expected, tuple):
+    a one-line description of how they differ. `parts` names a tuple's values."""
+    if isinstance(expected, tuple) and any(isinstance(v, (torch.Tensor, tuple)) for v in expected):
         if not isinstance(got, tuple) or len(got) != len(expected):
             return tr(
                 "expected a tuple of {n} values, got {got}", n=len(expected), got=describe(got)
@@ -122,6 +128,8 @@ def difference(expected, got, atol: float) -> str | None:
         for index, (e, g) in enumerate(zip(expected, got, strict=True)):
             found = difference(e, g, atol)
             if found:
+                if index < len(parts):
+                    return tr("{part}: {problem}", part=tr(parts[index]), problem=found)
                 return tr("value {index} of the tuple: {problem}", index=index, problem=found)
         return None
     if isinstance(expected, torch.Tensor):
@@ -237,25 +245,29 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
             ]
             return CheckResult(exercise, FAILED, lines, len(cases))
         except Exception as error:  # the answer's own bug: report it, never raise it
+            said = (
+                tr("the answer raised {error}", error=first_line(error))
+                if raised_by_the_answer(error)
+                else tr(
+                    "the checker itself failed, not your answer: {error}. Please report it.",
+                    error=first_line(error),
+                )
+            )
             return CheckResult(
                 exercise,
                 FAILED,
-                [
-                    tr("✗ {exercise}: {where}", exercise=exercise, where=where),
-                    "  " + tr("the answer raised {error}", error=first_line(error)),
-                ],
+                [tr("✗ {exercise}: {where}", exercise=exercise, where=where), "  " + said],
                 len(cases),
             )
-        problem = difference(expected, got, case.atol)
+        problem = difference(expected, got, case.atol, case.parts)
         if problem is None:
             continue
         lines = [tr("✗ {exercise}: {where}", exercise=exercise, where=where), f"  {problem}"]
-        hint = next(
-            (h for h, wrong in mistakes if matches(made(wrong), got, case.atol)),
-            None,
-        )
-        if hint:
-            lines.append("  " + tr("hint: {hint}", hint=hint))
+        # every mistake the answer matches: where two give the same numbers, both are named
+        hints = list(dict.fromkeys(h for h, w in mistakes if matches(made(w), got, case.atol)))
+        if hints:
+            lines.append("  " + tr("hint: {hint}", hint=hints[0]))
+            lines += ["  " + tr("or: {hint}", hint=hint) for hint in hints[1:]]
         return CheckResult(exercise, FAILED, lines, len(cases), matrices(expected, got))
     names = "; ".join(case.name for case in cases)
     return CheckResult(
@@ -270,6 +282,36 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
             )
         ],
         len(cases),
+    )
+
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def raised_by_the_answer(error: BaseException) -> bool:
+    """Whether `error` is the answer's: raised in its code or in what it called, or raised
+    on purpose by nbhelpers' own checks of what it built (a missing attribute, say). An
+    error raised inside torch or Python with no frame of the answer's on the way is the
+    checker's own."""
+    frames = list(traceback.walk_tb(error.__traceback__))
+    if any(not _library(frame.f_code.co_filename) for frame, _ in frames):
+        return True  # the answer's code, or a module of the learner's, is on the way
+    if not frames:
+        return False
+    frame, line = frames[-1]
+    filename = frame.f_code.co_filename
+    on_purpose = linecache.getline(filename, line).lstrip().startswith("raise ")
+    return on_purpose and Path(filename).resolve().is_relative_to(PACKAGE)
+
+
+def _library(filename: str) -> bool:
+    """nbhelpers, torch, the standard library: code that is not the learner's."""
+    path = Path(filename).resolve()
+    return (
+        path.is_relative_to(PACKAGE)
+        or "site-packages" in path.parts
+        or "dist-packages" in path.parts
+        or path.is_relative_to(Path(inspect.__file__).resolve().parent)
     )
 
 
@@ -329,8 +371,9 @@ def shapes(**tensors) -> str:
 
 
 def leaves_state_alone(checker: Callable) -> Callable:
-    """A checker builds modules and draws numbers of its own; the learner's random state,
-    grad mode, default dtype and thread count are as they were when it returns."""
+    """A checker runs in a known state, whatever the learner did before (gradients on,
+    float32 by default, its own seeds), and leaves the learner's random state, grad mode,
+    default dtype and thread count as they were when it returns."""
 
     @functools.wraps(checker)
     def wrapped(*args, **kwargs):
@@ -341,6 +384,8 @@ def leaves_state_alone(checker: Callable) -> Callable:
         )
         with torch.random.fork_rng(devices=[]):
             try:
+                torch.set_default_dtype(torch.float32)
+                torch.set_grad_enabled(True)
                 return checker(*args, **kwargs)
             finally:
                 torch.set_default_dtype(dtype)
@@ -349,6 +394,19 @@ def leaves_state_alone(checker: Callable) -> Callable:
                     torch.set_num_threads(threads)
 
     return wrapped
+
+
+def randomise_constants(module: nn.Module, generator: torch.Generator) -> nn.Module:
+    """Every parameter that a fresh module sets to one constant (LayerNorm's γ = 1 and
+    β = 0, zero biases) gets random values around it, so that an answer that ignores it,
+    or uses one in another's place, cannot pass by luck."""
+    with torch.no_grad():
+        for parameter in module.parameters():
+            flat = parameter.detach().flatten()
+            if flat.numel() > 1 and bool((flat == flat[0]).all()):
+                noise = torch.randn(parameter.shape, generator=generator, dtype=parameter.dtype)
+                parameter.copy_(flat[0] + 0.5 * noise)
+    return module
 
 
 def attempt(fn, *args):

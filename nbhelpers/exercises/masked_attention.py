@@ -26,6 +26,13 @@ def left_padded_allowed(lengths, n: int) -> torch.Tensor:
     return causal[None, :, :] & real_key[:, None, :]
 
 
+def shifted_key(lengths, n: int, by: int) -> torch.Tensor:
+    """(B, 1, n): the real keys of a left-padded batch with the padding's end moved `by`
+    positions (the off-by-one of > for >=, or of n - length - 1)."""
+    positions = torch.arange(n)
+    return (positions[None, :] >= n - torch.tensor(lengths)[:, None] + by)[:, None, :]
+
+
 def additive(allowed: torch.Tensor, blocked_value: float = NEG_INF) -> torch.Tensor:
     return torch.zeros(allowed.shape).masked_fill(~allowed, blocked_value)
 
@@ -70,6 +77,22 @@ def check_left_padded_mask(fn) -> CheckResult:
                             "keys (columns), so no query can see them"
                         ),
                         additive(causal[None] & real_query[:, :, None]),
+                    ),
+                    (
+                        tr(
+                            "the padding ends one position off: sentence b's real tokens are "
+                            "its last lengths[b] positions, from n - lengths[b] on "
+                            "(positions >= n - length)"
+                        ),
+                        additive(causal[None] & shifted_key(lengths, n, +1)),
+                    ),
+                    (
+                        tr(
+                            "the padding ends one position off: sentence b's real tokens are "
+                            "its last lengths[b] positions, from n - lengths[b] on "
+                            "(positions >= n - length)"
+                        ),
+                        additive(causal[None] & shifted_key(lengths, n, -1)),
                     ),
                     (
                         tr("the causal part is missing: a query may not see later keys"),

@@ -106,6 +106,13 @@ def multi_head_mistakes(x, W, h):
             tr("one head over all of d_model: split Q, K and V into heads first"),
             W["W_O"](F.scaled_dot_product_attention(W["W_Q"](x), W["W_K"](x), W["W_V"](x))),
         ),
+        (
+            tr(
+                "the heads were put back together without the transpose: (..., n_h, n, "
+                "d_head) -> transpose(-3, -2) -> (..., n, n_h, d_head), then flatten"
+            ),
+            W["W_O"](F.scaled_dot_product_attention(Q, K, V).reshape(*x.shape)) if h > 1 else None,
+        ),
     ]
 
 
@@ -199,7 +206,31 @@ def fused_mistakes(x, W, h, blocked):
     # [q k v] side by side within each head: the layout of a (n, n_h, 3 d_head) view
     per_head = qkv.unflatten(-1, (h, 3 * d_head)).transpose(-3, -2)
     q2, k2, v2 = per_head.split(d_head, dim=-1)
+    n = x.shape[-2]
+    # (..., n, d_model) read as (..., n_h, n, d_head): the heads split without the transpose
+    flat = [t.reshape(*x.shape[:-2], h, n, d_head) for t in qkv.split(d_model, dim=-1)]
+    after = F.softmax(Q @ K.mT / math.sqrt(d_head), dim=-1).masked_fill(blocked, 0.0)
+    diagonal = torch.ones_like(blocked).triu(0)  # the diagonal hidden too
+    hides_self = F.softmax((Q @ K.mT / math.sqrt(d_head)).masked_fill(diagonal, NEG_INF), -1)
     return [
+        (
+            tr(
+                "the mask is applied after softmax: add -inf to the scores before softmax, "
+                "so that each row renormalises over the keys it may see"
+            ),
+            (W["W_O"]((after @ V).transpose(-3, -2).flatten(-2)), after),
+        ),
+        (
+            tr("the heads were split without the transpose"),
+            finish(*flat, math.sqrt(d_head)) if h > 1 else None,
+        ),
+        (
+            tr(
+                "the mask also hides the diagonal: a query may see its own key, so mask only "
+                "j > i (triu(1), not triu(0)); the first query then sees nothing and gives NaN"
+            ),
+            (W["W_O"]((hides_self @ V).transpose(-3, -2).flatten(-2)), hides_self),
+        ),
         (
             tr(
                 "the scores look divided by √d_model = √{d_model}, not √d_head = √{d_head}",

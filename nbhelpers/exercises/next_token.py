@@ -221,31 +221,46 @@ def check_top_p_filter(fn) -> CheckResult:
     rest to 0 and renormalise. The reference sorts with torch.sort and cumsum, written here
     independently of nbhelpers."""
     check_function("fn", fn)
-    probs = F.softmax(torch.tensor([2.0, 1.0, 0.5, 0.0, -0.5, -1.0, 1.5, -2.0]), -1)
+    smooth = F.softmax(torch.tensor([2.0, 1.0, 0.5, 0.0, -0.5, -1.0, 1.5, -2.0]), -1)
 
-    def nucleus(probs, p, *, include_crossing=True, renormalise=True, descending=True):
-        values, order = probs.sort(descending=descending)
+    # powers of two: every running sum is exact, and 0.5 + 0.25 lands on p = 0.75 itself
+    exact = torch.tensor([0.25, 0.0625, 0.5, 0.125, 0.0625])
+
+    def nucleus(probs, p, *, include_crossing=True, renormalise=True, descending=True, at=False):
+        values, order = probs.sort(descending=descending, stable=True)
         before = values.cumsum(0) - values  # mass of the more likely tokens
-        keep_sorted = before < p if include_crossing else values.cumsum(0) <= p
+        if at:  # the usual recipe's slip: a token is kept while the mass before it is <= p
+            keep_sorted = before <= p
+        else:
+            keep_sorted = before < p if include_crossing else values.cumsum(0) <= p
         keep = torch.zeros_like(probs, dtype=torch.bool).scatter(0, order, keep_sorted)
         kept = probs * keep
         return kept / kept.sum() if renormalise else kept
 
     cases = []
-    for name, p in (
-        ("p = 0.5", 0.5),
-        ("p = 0.9", 0.9),
-        (tr("p = 1: every token"), 1.0),
-        (tr("p = 0.1: the top token alone"), 0.1),
+    for name, probs, p in (
+        ("p = 0.5", smooth, 0.5),
+        (tr("0.5 + 0.25 is exactly p = 0.75"), exact, 0.75),
+        ("p = 0.9", smooth, 0.9),
+        (tr("p = 1: every token"), smooth, 1.0),
+        (tr("p = 0.1: the top token alone"), smooth, 0.1),
     ):
         cases.append(
             Case(
                 name,
                 f"probs {tuple(probs.shape)}, p = {p:g}",
-                lambda f, p=p: f(probs.clone(), p),
+                lambda f, p=p, probs=probs: f(probs.clone(), p),
                 nucleus(probs, p),
                 atol=1e-6,
                 mistakes=[
+                    (
+                        tr(
+                            "one token too many: a prefix that sums to exactly p already "
+                            "reaches p, so the next token is out (keep a token while the mass "
+                            "before it is below p)"
+                        ),
+                        nucleus(probs, p, at=True),
+                    ),
                     (
                         tr(
                             "the token that crosses p is left out: keep tokens until their sum "

@@ -51,17 +51,28 @@ def block_parts(block: nn.Module):
     return W, norms, ffn
 
 
-def reference_layer(block, n_heads: int) -> nn.TransformerEncoderLayer:
+def gpt1_gelu(x: torch.Tensor) -> torch.Tensor:
+    """GPT-1's activation: GELU in its tanh approximation, as in GPT-1's released code."""
+    return F.gelu(x, approximate="tanh")
+
+
+def reference_layer(
+    block, n_heads: int, *, activation=gpt1_gelu, swap_norms: bool = False
+) -> nn.TransformerEncoderLayer:
     """torch's post-LN encoder layer holding a GPT1Block's weights: with a causal mask it is
-    the same block, computed by torch's own code."""
+    the same block, computed by torch's own code. Its activation is GPT-1's tanh GELU,
+    whatever the block holds, so that a block with another one fails; `activation` and
+    `swap_norms` make the usual mistakes."""
     W, (ln_1, ln_2), ffn = block_parts(block)
+    if swap_norms:
+        ln_1, ln_2 = ln_2, ln_1
     d_model, d_ff = ffn[0].in_features, ffn[0].out_features
     reference = nn.TransformerEncoderLayer(
         d_model,
         n_heads,
         dim_feedforward=d_ff,
         dropout=0.0,
-        activation=lambda x: ffn[1](x),
+        activation=activation,
         batch_first=True,
         norm_first=False,
     )

@@ -74,6 +74,10 @@ def check_attention_entropy(fn) -> CheckResult:
                         tr("summed over the wrong axis: one entropy per query row, dim=-1"),
                         attempt(lambda plogp=plogp: -plogp.nan_to_num(0.0).sum(-2)),
                     ),
+                    (
+                        tr("a mean over the keys: the entropy is a sum, H = -Σ_j a_j log a_j"),
+                        -plogp.nan_to_num(0.0).mean(-1),
+                    ),
                 ],
             )
         )
@@ -144,8 +148,22 @@ def attention_mistakes(Q, K, V, mask):
     def pair(weights):
         return weights @ V, weights
 
+    d_v = V.shape[-1]
     found = [
         (tr("the scores are not divided by √d_k"), pair(F.softmax(scores + added, dim=-1))),
+        (
+            tr(
+                "the scores look divided by √d_v = √{d_v}, not √d_k = √{d_k}: the scale "
+                "belongs to the queries' and keys' size",
+                d_v=d_v,
+                d_k=d_k,
+            ),
+            pair(F.softmax(scores / math.sqrt(d_v) + added, dim=-1)) if d_v != d_k else None,
+        ),
+        (
+            tr("the weights returned are the scores before softmax: return the softmax too"),
+            (F.softmax(scores / math.sqrt(d_k) + added, dim=-1) @ V, scores / math.sqrt(d_k)),
+        ),
         (
             tr("the rows of the weights do not sum to 1: softmax over the wrong axis? Use dim=-1"),
             attempt(lambda: pair(F.softmax(scores / math.sqrt(d_k) + added, dim=-2))),
@@ -245,6 +263,10 @@ def check_self_attention(cls) -> CheckResult:
                     (
                         tr("softmax over the wrong axis: the weights of each query must sum to 1"),
                         F.softmax(scores / math.sqrt(d_k), dim=-2) @ V,
+                    ),
+                    (
+                        tr("the scores are K Qᵀ, not Q Kᵀ: row i holds query i's scores"),
+                        F.softmax(scores.mT / math.sqrt(d_k), dim=-1) @ V,
                     ),
                 ]
             return got, expected, mistakes

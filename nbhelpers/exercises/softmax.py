@@ -20,6 +20,12 @@ from .core import (
 )
 
 
+def top(s):
+    """max(s) over the last axis, 0 where a row is all -inf (so that s - m stays -inf)."""
+    m = s.amax(-1, keepdim=True)
+    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
+
+
 def magnitude(s: torch.Tensor) -> float:
     """The size of the largest finite entry, at least 1: what a tolerance scales with."""
     finite = s[torch.isfinite(s)]
@@ -71,6 +77,13 @@ def check_log_softmax(fn) -> CheckResult:
                     (
                         tr("the softmax itself, not its log"),
                         F.softmax(s, dim=-1),
+                    ),
+                    (
+                        tr(
+                            "the maximum was taken away inside exp but not added back: "
+                            "logsumexp(s) = m + log Σ exp(s - m)"
+                        ),
+                        attempt(lambda s=s: s - torch.log(torch.exp(s - top(s)).sum(-1, True))),
                     ),
                 ],
             )
@@ -128,6 +141,13 @@ def check_softmax_backward(fn) -> CheckResult:
                     (
                         tr("the sign is reversed: a ⊙ (g - a·g), not a ⊙ (a·g - g)"),
                         -(a * (g - dot)),
+                    ),
+                    (
+                        tr(
+                            "a (1 - a) ⊙ g is the Jacobian's diagonal alone (the sigmoid's "
+                            "derivative): the cross terms -a_i a_j are missing, a ⊙ (g - a·g)"
+                        ),
+                        a * (1 - a) * g,
                     ),
                 ],
             )

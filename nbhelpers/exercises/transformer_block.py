@@ -17,6 +17,7 @@ from .core import (
     check_function,
     leaves_state_alone,
     randn,
+    randomise_constants,
     run_cases,
     seeded,
     shapes,
@@ -26,15 +27,16 @@ from .gpt_cases import (
     VOCAB,
     small_model,
 )
-from .references import block_parts, reference_layer
+from .references import block_parts, gpt1_gelu, reference_layer
 
 
 @leaves_state_alone
 def check_gpt1_block(cls) -> CheckResult:
     """cls(d_model, n_heads, d_ff) has attn (with W_Q, W_K, W_V, W_O), ln_1, ffn
     (nn.Sequential(nn.Linear, nn.GELU, nn.Linear)) and ln_2; forward(h) is the causal post-LN
-    block. The reference is nn.TransformerEncoderLayer(norm_first=False) with a causal mask
-    and the answer's weights and GELU."""
+    block. The reference is nn.TransformerEncoderLayer(norm_first=False) with a causal mask,
+    the answer's weights (its LayerNorms' γ and β and zero biases made random first) and
+    GPT-1's tanh GELU, whatever the answer's ffn holds."""
     check_class("cls", cls)
     g = seeded(13)
     cases = []
@@ -45,7 +47,8 @@ def check_gpt1_block(cls) -> CheckResult:
         x = randn(g, *shape)
 
         def run(answer, d_model=d_model, h=h, d_ff=d_ff, x=x):
-            block = build(answer, d_model, h, d_ff)
+            # γ, β and zero biases made random: an answer that ignores them shows
+            block = randomise_constants(build(answer, d_model, h, d_ff), seeded(d_model))
             return block_comparison(block, x, d_model, h, d_ff)
 
         cases.append(Case(name, shapes(h=x), run, derived=True))
@@ -80,6 +83,19 @@ def block_comparison(block, x, d_model, h, d_ff):
         sublayers_swapped = ln_2(
             first + reference.self_attn(first, first, first, attn_mask=causal)[0]
         )
+
+        def variant(**mistake):
+            layer = reference_layer(block, h, **mistake)
+            return squeeze(layer(batched, src_mask=causal, is_causal=True))
+
+        def plain_norm(x):  # a LayerNorm that ignores its own γ and β
+            return F.layer_norm(x, (d_model,), eps=ln_1.eps)
+
+        def gelu_ffn(x):
+            return reference.linear2(gpt1_gelu(reference.linear1(x)))
+
+        g_plain = plain_norm(batched + attended)
+        no_affine = squeeze(plain_norm(g_plain + gelu_ffn(g_plain)))
         mistakes = [
             (
                 tr("no causal mask: each position sees the future; the block must be masked"),
@@ -106,6 +122,40 @@ def block_comparison(block, x, d_model, h, d_ff):
                 tr("the feed-forward layer runs first: attention, then the feed-forward layer"),
                 squeeze(sublayers_swapped),
             ),
+            (
+                tr(
+                    "ln_1 and ln_2 are swapped: ln_1 follows the attention, ln_2 the "
+                    "feed-forward layer"
+                ),
+                lambda: variant(swap_norms=True),
+            ),
+            (
+                tr(
+                    "the LayerNorms' own γ and β are not used: call ln_1 and ln_2 (the modules), "
+                    "not a LayerNorm without weights"
+                ),
+                no_affine,
+            ),
+            (
+                tr(
+                    "the activation is ReLU: GPT-1's feed-forward layer uses GELU "
+                    '(nn.GELU(approximate="tanh"))'
+                ),
+                lambda: variant(activation=F.relu),
+            ),
+            (
+                tr(
+                    "no activation: the feed-forward layer needs a GELU between its Linears "
+                    '(nn.GELU(approximate="tanh"))'
+                ),
+                lambda: variant(activation=lambda x: x),
+            ),
+            (
+                tr(
+                    'the exact GELU: GPT-1 uses its tanh approximation, nn.GELU(approximate="tanh")'
+                ),
+                lambda: variant(activation=F.gelu),
+            ),
         ]
     return got, squeeze(expected), mistakes
 
@@ -129,18 +179,28 @@ def check_gpt1_forward(fn) -> CheckResult:
         with torch.no_grad():
             h0 = F.embedding(ids, model.W_e.weight) + model.W_p[:n]
             batched = h0 if h0.dim() == 3 else h0.unsqueeze(0)
-            h, no_positions = batched, batched - model.W_p[:n]
+            # the reference, and two usual mistakes: no W_p, and W_p taken one row late
+            tracks = [
+                batched,
+                batched - model.W_p[:n],
+                batched - model.W_p[:n] + model.W_p[1 : n + 1],
+            ]
             for block in model.blocks:
                 layer = reference_layer(block, model.config.n_heads)
-                h = layer(h, src_mask=causal, is_causal=True)
-                no_positions = layer(no_positions, src_mask=causal, is_causal=True)
-            h = h if ids.dim() == 2 else h.squeeze(0)
-            no_positions = no_positions if ids.dim() == 2 else no_positions.squeeze(0)
+                tracks = [layer(t, src_mask=causal, is_causal=True) for t in tracks]
+            h, no_positions, shifted = (t if ids.dim() == 2 else t.squeeze(0) for t in tracks)
             expected = F.linear(h, model.W_e.weight)
             mistakes = [
                 (
                     tr("W_p is missing: h_0 = W_e[ids] + W_p[:n], the position of each token"),
                     F.linear(no_positions, model.W_e.weight),
+                ),
+                (
+                    tr(
+                        "the positions are shifted by one: the first token is at position 0, "
+                        "so add W_p[:n], not W_p[1 : n + 1]"
+                    ),
+                    F.linear(shifted, model.W_e.weight),
                 ),
                 (
                     tr("probabilities, not logits: return h_L W_eᵀ before softmax"),

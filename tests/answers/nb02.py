@@ -29,6 +29,10 @@ EXERCISES = [
             (lambda s: log_softmax(s, stable=False), "exp overflows without the maximum"),
             (lambda s: log_softmax(s, dim=0), "over the wrong axis"),
             (lambda s: F.softmax(s, dim=-1), "the softmax itself"),
+            (
+                lambda s: s - torch.log(torch.exp(s - s.amax(-1, True)).sum(-1, True)),
+                "inside exp but not added back",
+            ),
         ],
         other_styles=[
             lambda s: s - torch.logsumexp(s, -1, keepdim=True),
@@ -43,6 +47,7 @@ EXERCISES = [
             (lambda a, g: g - (a * g).sum(-1, keepdim=True), "without the factor a"),
             (lambda a, g: a * ((a * g).sum(-1, keepdim=True) - g), "the sign is reversed"),
             (lambda a, g: a * (g - (a * g).sum(0, keepdim=True)), "runs over the wrong axis"),
+            (lambda a, g: a * (1 - a) * g, "the Jacobian's diagonal alone"),
         ],
         other_styles=[
             lambda a, g: torch.einsum("...i,...i->...i", a, g) - a * (a * g).sum(-1, keepdim=True)

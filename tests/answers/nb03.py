@@ -18,20 +18,21 @@ from .nb01 import scores_of
 NEG_INF = float("-inf")
 
 
-def attention_with(softmax_dim=-1, scale=True, mask_mode="add"):
+def attention_with(softmax_dim=-1, scale="d_k", mask_mode="add", weights_of="softmax"):
     def answer(Q, K, V, mask=None):
-        scores = scores_of(Q, K) / (math.sqrt(Q.shape[-1]) if scale else 1.0)
+        divisor = {"d_k": math.sqrt(Q.shape[-1]), "d_v": math.sqrt(V.shape[-1]), None: 1.0}
+        scores = scores_of(Q, K) / divisor[scale]
         if mask is not None and mask_mode == "add":
             scores = scores + mask
         weights = F.softmax(scores, dim=softmax_dim)
         if mask is not None and mask_mode == "after":
             weights = weights * (mask == 0)
-        return weights @ V, weights
+        return weights @ V, (weights if weights_of == "softmax" else scores)
 
     return answer
 
 
-def self_attention_class(scale_by="d_k", project_values=True, dim=-1):
+def self_attention_class(scale_by="d_k", project_values=True, dim=-1, transposed=False):
     class Answer(nn.Module):
         def __init__(self, d_model, d_k):
             super().__init__()
@@ -42,7 +43,8 @@ def self_attention_class(scale_by="d_k", project_values=True, dim=-1):
             Q, K = self.W_Q(X), self.W_K(X)
             V = self.W_V(X) if project_values else X
             scale = {"d_k": Q.shape[-1], "d_model": self.d_model, "none": 1}[scale_by]
-            return F.softmax(scores_of(Q, K) / math.sqrt(scale), dim=dim) @ V
+            scores = scores_of(K, Q) if transposed else scores_of(Q, K)
+            return F.softmax(scores / math.sqrt(scale), dim=dim) @ V
 
     return Answer
 
@@ -72,7 +74,9 @@ EXERCISES = [
         check_attention,
         "my_attention",
         mistakes=[
-            (attention_with(scale=False), "not divided by √d_k"),
+            (attention_with(scale=None), "not divided by √d_k"),
+            (attention_with(scale="d_v"), "divided by √d_v = √3, not √d_k = √8"),
+            (attention_with(weights_of="scores"), "the weights returned are the scores"),
             (attention_with(softmax_dim=-2), "softmax over the wrong axis"),
             (attention_with(mask_mode="ignore"), "the mask is ignored"),
             (attention_with(mask_mode="after"), "applied after softmax"),
@@ -87,6 +91,7 @@ EXERCISES = [
             (self_attention_class(scale_by="none"), "not divided by √d_k"),
             (self_attention_class(project_values=False), "the values are X itself"),
             (self_attention_class(dim=-2), "softmax over the wrong axis"),
+            (self_attention_class(transposed=True), "the scores are K Qᵀ"),
         ],
         other_styles=[],
     ),
@@ -98,6 +103,7 @@ EXERCISES = [
             (lambda a: (a * torch.log(a)).nan_to_num(0.0).sum(-1), "the sign"),
             (lambda a: -(a * torch.log2(a)).nan_to_num(0.0).sum(-1), "log base 2"),
             (lambda a: -(a * torch.log(a)).nan_to_num(0.0).sum(-2), "summed over the wrong axis"),
+            (lambda a: -(a * torch.log(a)).nan_to_num(0.0).mean(-1), "a mean over the keys"),
         ],
         other_styles=[
             lambda a: -torch.special.xlogy(a, a).sum(-1),

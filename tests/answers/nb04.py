@@ -22,10 +22,11 @@ def left_padded(
     padding=True,
     fill=NEG_INF,
     patch_empty=False,
+    off_by=0,
 ):
     positions = torch.arange(n)
     L = torch.tensor(lengths)[:, None]
-    real = positions[None, :] >= n - L if side == "left" else positions[None, :] < L
+    real = positions[None, :] >= n - L + off_by if side == "left" else positions[None, :] < L
     allowed = torch.ones(len(lengths), n, n, dtype=torch.bool)
     if causal:
         allowed &= positions[None, :] <= positions[:, None]
@@ -59,6 +60,10 @@ EXERCISES = [
         "my_left_padded_mask",
         mistakes=[
             (lambda lengths, n: left_padded(lengths, n, side="right"), "this is right padding"),
+            (
+                lambda lengths, n: left_padded(lengths, n, off_by=1),
+                "the padding ends one position off",
+            ),
             (lambda lengths, n: left_padded(lengths, n, on="queries"), "masked on the queries"),
             (
                 lambda lengths, n: left_padded(lengths, n, causal=False),

@@ -17,7 +17,9 @@ from .nb01 import scores_of
 NEG_INF = float("-inf")
 
 
-def multi_head_class(scale_by="d_head", use_output=True, transpose=True, split=True):
+def multi_head_class(
+    scale_by="d_head", use_output=True, transpose=True, split=True, merge_transpose=True
+):
     class Answer(nn.Module):
         def __init__(self, d_model, n_heads):
             super().__init__()
@@ -37,13 +39,18 @@ def multi_head_class(scale_by="d_head", use_output=True, transpose=True, split=T
             q, k, v = (heads(W(x)) for W in (self.W_Q, self.W_K, self.W_V))
             scale = d_head if scale_by == "d_head" else d
             out = F.softmax(scores_of(q, k) / math.sqrt(scale), -1) @ v
-            out = out.transpose(-3, -2).reshape(*batch, n, d)
+            out = (out.transpose(-3, -2) if merge_transpose else out).reshape(*batch, n, d)
             return self.W_O(out) if use_output else out
 
     return Answer
 
 
-def fused_class(mask=True, average=False, layout="qkv", scale_by="d_head", use_output=True):
+def fused_class(
+    mask=True, average=False, layout="qkv", scale_by="d_head", use_output=True, diagonal=1
+):
+    """mask: True (before softmax), False, or "after" (zeroing the weights after softmax);
+    layout: "qkv" (split [Q | K | V], then heads), "per_head", or "no_transpose"."""
+
     class Fused(nn.Module):
         def __init__(self, d_model, n_heads):
             super().__init__()
@@ -59,14 +66,19 @@ def fused_class(mask=True, average=False, layout="qkv", scale_by="d_head", use_o
                 q, k, v = (
                     t.unflatten(-1, (self.h, d_head)).transpose(-3, -2) for t in qkv.split(d, -1)
                 )
+            elif layout == "no_transpose":
+                q, k, v = (t.reshape(*batch, self.h, n, d_head) for t in qkv.split(d, -1))
             else:
                 q, k, v = (
                     qkv.unflatten(-1, (self.h, 3 * d_head)).transpose(-3, -2).split(d_head, -1)
                 )
             scores = q @ k.mT / math.sqrt(d_head if scale_by == "d_head" else d)
-            if mask:
-                scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), NEG_INF)
+            future = torch.ones(n, n, dtype=torch.bool).triu(diagonal)
+            if mask is True:
+                scores = scores.masked_fill(future, NEG_INF)
             weights = F.softmax(scores, -1)
+            if mask == "after":
+                weights = weights.masked_fill(future, 0.0)
             out = (weights @ v).transpose(-3, -2).flatten(-2)
             return (self.W_O(out) if use_output else out), (
                 weights.mean(-3) if average else weights
@@ -103,6 +115,7 @@ EXERCISES = [
         mistakes=[
             (multi_head_class(scale_by="d_model"), "divided by √d_model = √8, not √d_head = √4"),
             (multi_head_class(use_output=False), "W_O is missing"),
+            (multi_head_class(merge_transpose=False), "put back together without the transpose"),
             (multi_head_class(transpose=False), "split without the transpose"),
             (multi_head_class(split=False), "one head over all of d_model"),
         ],
@@ -117,6 +130,9 @@ EXERCISES = [
             (fused_class(layout="per_head"), "the fused output is [Q | K | V]"),
             (fused_class(scale_by="d_model"), "√d_model"),
             (fused_class(use_output=False), "W_O is missing"),
+            (fused_class(mask="after"), "the mask is applied after softmax"),
+            (fused_class(layout="no_transpose"), "split without the transpose"),
+            (fused_class(diagonal=0), "the mask also hides the diagonal"),
         ],
         other_styles=[FusedWithSdpa],
     ),

@@ -36,17 +36,31 @@ def merge_left_to_right(symbols, pair):
     return tuple(out)
 
 
-def merge_step(corpus, *, weighted=True, merged=True, least=False):
+def merge_step(corpus, *, weighted=True, merged=True, least=False, as_text=False):
     from collections import Counter
 
     counts = Counter()
     for symbols, times in corpus.items():
+        if as_text:  # str.count on the joined text: overlapping pairs are missed
+            text = " ".join(symbols)
+            for a, b in set(zip(symbols, symbols[1:], strict=False)):
+                counts[(a, b)] += (times if weighted else 1) * text.count(f"{a} {b}")
+            continue
         for pair in zip(symbols, symbols[1:], strict=False):
             counts[pair] += times if weighted else 1
     best = (min if least else max)(counts, key=counts.get)
     if not merged:
         return best, dict(corpus)
     return best, {merge_left_to_right(s, best): t for s, t in corpus.items()}
+
+
+def merge_by_replace(corpus):
+    """Counts right, but merges with str.replace on the symbols joined by spaces."""
+    best, _ = merge_step(corpus)
+    a, b = best
+    return best, {
+        tuple(" ".join(s).replace(f"{a} {b}", a + b).split(" ")): t for s, t in corpus.items()
+    }
 
 
 def bpe_encode(text, merges, order=1):
@@ -138,6 +152,8 @@ EXERCISES = [
             (lambda c: merge_step(c, weighted=False), "each text counted once"),
             (lambda c: merge_step(c, merged=False), "the corpus was not merged"),
             (lambda c: merge_step(c, least=True), "the least frequent pair"),
+            (lambda c: merge_step(c, as_text=True), "overlapping pairs were missed"),
+            (merge_by_replace, "the merge crossed a symbol boundary"),
         ],
         other_styles=[],
     ),

@@ -3,6 +3,7 @@ its report must show, and correct answers in other styles than the worked soluti
 
 from __future__ import annotations
 
+import torch.nn.functional as F
 from torch import nn
 
 from nbhelpers import MultiHeadAttention
@@ -13,13 +14,23 @@ from . import Exercise
 NEG_INF = float("-inf")
 
 
-def block_class(order="post", mask=True, first_residual=True, second_residual=True):
+def block_class(
+    order="post", mask=True, first_residual=True, second_residual=True, norms="own", act=None
+):
     class Answer(nn.Module):
         def __init__(self, d_model, n_heads, d_ff):
             super().__init__()
             self.attn = MultiHeadAttention(d_model, n_heads, causal=mask)
             self.ln_1, self.ln_2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-            self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+            activation = act() if act is not None else nn.GELU(approximate="tanh")
+            self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), activation, nn.Linear(d_ff, d_model))
+
+        def norm(self, which, x):
+            if norms == "plain":  # a LayerNorm without its γ and β
+                return F.layer_norm(x, x.shape[-1:])
+            if norms == "swapped":
+                which = 3 - which
+            return (self.ln_1 if which == 1 else self.ln_2)(x)
 
         def forward(self, h):
             if order == "pre":
@@ -28,8 +39,8 @@ def block_class(order="post", mask=True, first_residual=True, second_residual=Tr
             if order == "swapped":
                 g = self.ln_1(h + self.ffn(h))
                 return self.ln_2(g + self.attn(g))
-            g = self.ln_1((h if first_residual else 0) + self.attn(h))
-            return self.ln_2((g if second_residual else 0) + self.ffn(g))
+            g = self.norm(1, (h if first_residual else 0) + self.attn(h))
+            return self.norm(2, (g if second_residual else 0) + self.ffn(g))
 
     return Answer
 
@@ -37,7 +48,8 @@ def block_class(order="post", mask=True, first_residual=True, second_residual=Tr
 def gpt1_forward(positions=True, blocks="all", output="logits", last_only=False):
     def forward(model, ids):
         n = ids.shape[-1]
-        h = model.W_e.weight[ids] + (model.W_p[:n] if positions else 0)
+        W_p = {True: model.W_p[:n], False: 0, "shifted": model.W_p[1 : n + 1]}[positions]
+        h = model.W_e.weight[ids] + W_p
         chosen = {"all": list(model.blocks), "none": [], "last": [model.blocks[-1]]}[blocks]
         for block in chosen:
             h = block(h)
@@ -66,6 +78,11 @@ EXERCISES = [
             (block_class(first_residual=False), "the first residual connection is missing"),
             (block_class(second_residual=False), "the second residual connection is missing"),
             (block_class(order="swapped"), "the feed-forward layer runs first"),
+            (block_class(norms="swapped"), "ln_1 and ln_2 are swapped"),
+            (block_class(norms="plain"), "the LayerNorms' own γ and β are not used"),
+            (block_class(act=nn.ReLU), "the activation is ReLU"),
+            (block_class(act=nn.Identity), "no activation"),
+            (block_class(act=nn.GELU), "the exact GELU"),
         ],
         other_styles=[],
     ),
@@ -78,6 +95,7 @@ EXERCISES = [
             (gpt1_forward(blocks="last"), "only the last block"),
             (gpt1_forward(output="probs"), "probabilities, not logits"),
             (gpt1_forward(last_only=True), "only the last position"),
+            (gpt1_forward(positions="shifted"), "not W_p[1 : n + 1]"),
         ],
         other_styles=[],
     ),

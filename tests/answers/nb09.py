@@ -51,6 +51,18 @@ def nucleus(probs, p, crossing=True, renormalise=True, descending=True):
     return kept / kept.sum() if renormalise else kept
 
 
+def top_p_as_the_usual_recipe(probs, p):
+    """The recipe many tutorials copy: drop a token once the running sum before it exceeds
+    p. At a prefix that sums to exactly p it keeps one token too many."""
+    values, order = probs.sort(descending=True)
+    remove = values.cumsum(0) > p
+    remove[1:] = remove[:-1].clone()
+    remove[0] = False
+    kept = probs.clone()
+    kept[order[remove]] = 0.0
+    return kept / kept.sum()
+
+
 def top_p_in_python(probs, p):
     order = sorted(range(len(probs)), key=lambda i: -float(probs[i]))
     kept, mass = [], 0.0
@@ -95,6 +107,7 @@ EXERCISES = [
         "my_top_p_filter",
         mistakes=[
             (lambda probs, p: nucleus(probs, p, crossing=False), "the token that crosses p"),
+            (top_p_as_the_usual_recipe, "one token too many"),
             (lambda probs, p: nucleus(probs, p, renormalise=False), "not renormalised"),
             (lambda probs, p: nucleus(probs, p, descending=False), "the least likely tokens"),
             (

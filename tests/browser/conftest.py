@@ -6,10 +6,19 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 from browser.find_browser import HOW_TO_INSTALL, LOOKED_FOR, BrowserSettingError, find_browser
+from browser.lab import jupyter_server
+
+
+class Lab(NamedTuple):
+    base: str
+    token: str
+    root: Path
+
 
 LATENCIES = Path(__file__).resolve().parents[2] / "artifacts" / "browser" / "latency.jsonl"
 
@@ -55,3 +64,33 @@ def browser():
         )
         yield browser
         browser.close()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    """One JupyterLab server for every browser test: (base URL, token, the folder it serves,
+    where a test may write notebooks of its own)."""
+    root = tmp_path_factory.mktemp("lab")
+    with jupyter_server("lab", root) as (base, token):
+        yield Lab(base, token, root)
+
+
+@pytest.fixture(scope="session")
+def page(browser, lab):
+    """One JupyterLab page for every notebook: the app loads once, each test opens its own
+    notebook in it and closes it (and its kernel) at the end."""
+    base, token = lab.base, lab.token
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{base}/lab/workspaces/test?token={token}&reset")
+    page.wait_for_function("() => !!window.jupyterapp", timeout=90_000)
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="session")
+def notebook7(tmp_path_factory):
+    """A Notebook 7 server (the other front end the README names), like `lab`."""
+    root = tmp_path_factory.mktemp("notebook7")
+    with jupyter_server("notebook", root) as (base, token):
+        yield Lab(base, token, root)
