@@ -6,6 +6,19 @@ import io
 
 import numpy as np
 import PIL.Image
+import torch
+
+from nbhelpers import GPT1, CausalityExplorer, GPT1Config
+from nbhelpers.widgets import (
+    AttentionExplorer,
+    AttentionMatrixExplorer,
+    EmbeddingExplorer,
+    MaskExplorer,
+    MultiHeadExplorer,
+    ScoreScalingExplorer,
+    SoftmaxExplorer,
+    WeightedAverageExplorer,
+)
 
 
 def assert_redraws(explorer, control: str, value, *, readout: bool = True) -> None:
@@ -26,3 +39,33 @@ def assert_shows_a_figure(explorer) -> None:
     assert explorer.image.width == str(image.width), "the widget's width is not the PNG's"
     pixels = np.asarray(image.convert("RGB"))
     assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 8, "the image is (nearly) blank"
+
+
+TAGS = ["<SOS>", "<A>", "<PAD>", "<B>", "<EOS>"]  # tokens that look like HTML tags
+# The markup the course's own readout templates use.
+OUR_MARKUP = {"b", "br", "sub", "sup", "span"}
+
+
+def scores(n: int) -> torch.Tensor:
+    return torch.randn(n, n, generator=torch.Generator().manual_seed(0))
+
+
+def tiny_gpt1() -> GPT1:
+    torch.manual_seed(0)
+    return GPT1(GPT1Config(vocab_size=len(TAGS), n_ctx=8, d_model=16, n_layers=1, n_heads=2))
+
+
+# One of each explorer whose readout names tokens, every token one that looks like a tag.
+TAG_EXPLORERS = {
+    "AttentionExplorer": lambda: AttentionExplorer(TAGS),
+    "AttentionMatrixExplorer": lambda: AttentionMatrixExplorer(TAGS, scores(5)),
+    "MaskExplorer": lambda: MaskExplorer(TAGS, scores(5), padding=1),
+    "ScoreScalingExplorer": lambda: ScoreScalingExplorer(TAGS),
+    "WeightedAverageExplorer": lambda: WeightedAverageExplorer(
+        TAGS, torch.randn(5, 2), torch.randn(5, 2), torch.randn(5, 2)
+    ),
+    "MultiHeadExplorer": lambda: MultiHeadExplorer(TAGS, torch.randn(5, 8)),
+    "SoftmaxExplorer": lambda: SoftmaxExplorer([2.0, 1.0, 0.5, 0.0, -1.0], TAGS),
+    "EmbeddingExplorer": lambda: EmbeddingExplorer(TAGS, ["<SOS>", "<A>", "<SOS>"]),
+    "CausalityExplorer": lambda: CausalityExplorer(tiny_gpt1(), TAGS, TAGS),
+}

@@ -11,23 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from nbhelpers import GPT1, CausalityExplorer, GPT1Config
-from nbhelpers.widgets import (
-    AttentionExplorer,
-    AttentionMatrixExplorer,
-    EmbeddingExplorer,
-    MaskExplorer,
-    MultiHeadExplorer,
-    ScoreScalingExplorer,
-    SoftmaxExplorer,
-    WeightedAverageExplorer,
-)
+from explorer_checks import OUR_MARKUP, TAG_EXPLORERS, TAGS, scores
+from nbhelpers.widgets import MaskExplorer
 from nbhelpers.widgets import readout as readout_module
 
 WIDGETS = Path(readout_module.__file__).resolve().parent
-TAGS = ["<SOS>", "<A>", "<PAD>", "<B>", "<EOS>"]  # tokens that look like HTML tags
-# The markup the course's own readout templates use.
-OUR_MARKUP = {"b", "br", "sub", "sup", "span"}
 
 
 class Readout(HTMLParser):
@@ -45,31 +33,7 @@ class Readout(HTMLParser):
         self.text += data
 
 
-def scores(n: int) -> torch.Tensor:
-    return torch.randn(n, n, generator=torch.Generator().manual_seed(0))
-
-
-def tiny_gpt1() -> GPT1:
-    torch.manual_seed(0)
-    return GPT1(GPT1Config(vocab_size=len(TAGS), n_ctx=8, d_model=16, n_layers=1, n_heads=2))
-
-
-EXPLORERS = {
-    "AttentionExplorer": lambda: AttentionExplorer(TAGS),
-    "AttentionMatrixExplorer": lambda: AttentionMatrixExplorer(TAGS, scores(5)),
-    "MaskExplorer": lambda: MaskExplorer(TAGS, scores(5), padding=1),
-    "ScoreScalingExplorer": lambda: ScoreScalingExplorer(TAGS),
-    "WeightedAverageExplorer": lambda: WeightedAverageExplorer(
-        TAGS, torch.randn(5, 2), torch.randn(5, 2), torch.randn(5, 2)
-    ),
-    "MultiHeadExplorer": lambda: MultiHeadExplorer(TAGS, torch.randn(5, 8)),
-    "SoftmaxExplorer": lambda: SoftmaxExplorer([2.0, 1.0, 0.5, 0.0, -1.0], TAGS),
-    "EmbeddingExplorer": lambda: EmbeddingExplorer(TAGS, ["<SOS>", "<A>", "<SOS>"]),
-    "CausalityExplorer": lambda: CausalityExplorer(tiny_gpt1(), TAGS, TAGS),
-}
-
-
-@pytest.mark.parametrize("make", EXPLORERS.values(), ids=EXPLORERS.keys())
+@pytest.mark.parametrize("make", TAG_EXPLORERS.values(), ids=TAG_EXPLORERS.keys())
 def test_tokens_that_look_like_tags_are_shown_as_text(make):
     torch.manual_seed(0)
     explorer = make()

@@ -1,5 +1,5 @@
-"""Every checker's report as the learner sees it: in JupyterLab in Chromium, read from the
-rendered page's visible text, not from the stored JSON.
+"""What the learner reads in the page, for every checker and every readout: in JupyterLab
+in Chromium, read from the rendered page's visible text, not from the stored JSON.
 
 One notebook per language, generated here, holds three cells per exercise (the table in
 tests/answers/): the unchanged skeleton, the first usual mistake, the worked solution. After
@@ -7,7 +7,8 @@ Run All, each cell's output area must show the kernel's whole report as text (a 
 shows only a bundle's richest type, so a report beside a picture must still be read): "not
 attempted" for the skeleton, the hint's words (and the largest error, and for a matrix the
 picture under the report) for the mistake, "passed" for the solution. One case also runs in
-Notebook 7.
+Notebook 7. A third notebook shows each explorer whose readout names tokens, with tokens
+that look like tags (<SOS>, <EOS>, <PAD>): the page must show them as text.
 """
 
 from __future__ import annotations
@@ -19,14 +20,17 @@ import pytest
 
 from answers import Says, all_exercises
 from browser.lab import ALL_EXECUTED, CLOSE_NOTEBOOK, KERNEL_READY, open_and_run_all
+from explorer_checks import OUR_MARKUP, TAG_EXPLORERS, TAGS
 from notebook_tools import ROOT
 
 pytestmark = pytest.mark.slow
 EXERCISES = all_exercises()
-SETUP = f"""import sys
-sys.path.insert(0, {str(ROOT / "tests")!r})
-from answers import all_exercises, skeleton, solved
-EX = {{e.name: e for e in all_exercises()}}"""
+PATH = f"import sys\nsys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+SETUP = (
+    PATH
+    + """from answers import all_exercises, skeleton, solved
+EX = {e.name: e for e in all_exercises()}"""
+)
 KINDS = {
     "skeleton": "EX[{name!r}].checker(skeleton(EX[{name!r}]))",
     "mistake": "EX[{name!r}].checker(EX[{name!r}].mistakes[0][0])",
@@ -150,3 +154,48 @@ def test_a_checker_report_is_read_in_notebook_7(browser, notebook7):
     shown = words(output["shown"])
     assert words(output["report"]) in shown and exercise.mistakes[0][1] in shown, shown
     assert output["images"] == [True] and output["pictureUnderText"]
+
+
+def test_tokens_that_look_like_tags_are_read_in_each_explorer(page, lab):
+    """Each explorer of explorer_checks.TAG_EXPLORERS, in the page: its readout shows a token
+    such as <SOS> as text, and holds no element the course's templates never write."""
+    setup = PATH + "from explorer_checks import TAG_EXPLORERS"
+    cells = [nbformat.v4.new_code_cell(setup)] + [
+        nbformat.v4.new_code_cell(f"TAG_EXPLORERS[{name!r}]()") for name in TAG_EXPLORERS
+    ]
+    relative = "tag-tokens.ipynb"
+    nbformat.write(new_notebook(cells), lab.root / relative)
+    try:
+        open_and_run_all(page, relative)
+        count = len(TAG_EXPLORERS)
+        page.wait_for_function(
+            f"() => document.querySelectorAll('.widget-html-content').length >= {count}",
+            timeout=30_000,
+        )
+        readouts = page.evaluate(READ_READOUTS)
+    finally:
+        page.evaluate(CLOSE_NOTEBOOK)
+    problems, good = [], 0
+    for name, readout in zip(TAG_EXPLORERS, readouts, strict=True):
+        shown = [token for token in TAGS if token in readout["text"]]
+        if not shown:
+            problems.append(f"{name}: no token on the page: {readout['text']!r}")
+        if set(readout["tags"]) - OUR_MARKUP:
+            problems.append(f"{name}: tokens became elements {readout['tags']}")
+        good += bool(shown) and not set(readout["tags"]) - OUR_MARKUP
+    print(f"\n{good} of {len(TAG_EXPLORERS)} explorers show <SOS>-like tokens as text in the "
+          "page")  # fmt: skip
+    assert not problems, "\n".join(problems)
+
+
+# Per code cell after the first: its readout's visible text and the elements inside it.
+READ_READOUTS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  return panel.content.widgets.filter((c) => c.model.type === 'code').slice(1).map((cell) => {
+    const readout = cell.node.querySelector('.widget-html-content');
+    return readout ? {
+      text: readout.innerText,
+      tags: [...new Set([...readout.querySelectorAll('*')].map((e) => e.tagName.toLowerCase()))],
+    } : {text: '', tags: []};
+  });
+}"""
