@@ -65,11 +65,15 @@ def header_comment(path: str | Path) -> str:
     return "\n".join(lines)
 
 
-def edit_catalogue(path: str | Path, changes: dict, *, after: str | tuple | None = None) -> None:
-    """Change a catalogue in place: {old text or None: (new text, translation)}. An old text
-    is replaced where it stood (its translation replaced by the one given); None adds the
-    new text after `after` (or at the end). A translation of None removes the text."""
+def edit_catalogue(path: str | Path, changes: dict | None = None, added: dict | None = None):
+    """Change a catalogue in place. `changes` is {old text: (new text, translation)}: the
+    old text is replaced where it stood, a translation of None removes it. `added` is
+    {text: translation}, appended at the end."""
+    changes, added = changes or {}, added or {}
     table = read_catalogue(path)
+    missing = [old for old in changes if old not in table]
+    if missing:
+        raise KeyError(f"{path}: no such texts {missing}")
     edited: dict = {}
     for english, translated in table.items():
         if english in changes:
@@ -78,11 +82,4 @@ def edit_catalogue(path: str | Path, changes: dict, *, after: str | tuple | None
                 edited[new] = new_translation
         else:
             edited[english] = translated
-        if english == after:
-            edited |= {new: t for old, (new, t) in changes.items() if old is None}
-    if after is None or after not in table:
-        edited |= {new: t for old, (new, t) in changes.items() if old is None}
-    missing = [old for old in changes if old is not None and old not in table]
-    if missing:
-        raise KeyError(f"{path}: no such texts {missing}")
-    write_catalogue(path, edited, comment=header_comment(path))
+    write_catalogue(path, edited | added, comment=header_comment(path))

@@ -3,12 +3,18 @@ into a GPT-1 and trained on the course grammar, with a verdict that names what i
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch.nn.functional as F
 
 from answers import skeleton_function, solved
 from answers.nb05 import fused_class
 from nbhelpers.exercises import NOT_ATTEMPTED
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from capstone_diagnoses import BROKEN  # noqa: E402
 
 
 @pytest.fixture(scope="module", name="solved")
@@ -84,3 +90,33 @@ def test_the_capstone_names_a_bad_setting(settings, message):
         train_your_gpt1(use_parts(), **settings)
     with pytest.raises(TypeError, match="parts must come from use_parts"):
         train_your_gpt1(None)
+
+
+@pytest.mark.parametrize("row", [r for r in BROKEN if r.before], ids=lambda r: f"{r.part}-{r.how}")
+def test_the_capstone_says_what_it_sees_before_training(row):
+    """A part that raises, or a forward pass that returns no gradient, probabilities or the
+    wrong shape, is named before any training: no traceback, only the learner's part blamed."""
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    result = train_your_gpt1(use_parts(**row.given, checked=False), steps=5)
+    assert not result and result.fault == row.fault, result
+    report = repr(result)
+    named = {
+        "attention": "attention",
+        "block": "block",
+        "forward": "forward pass",
+        "step": "training step",
+    }
+    for part, words in named.items():
+        if part != row.part:
+            assert f"your {words}" not in report, report  # only the broken part is named
+
+
+def test_time_running_out_is_not_a_fault(solved):
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    parts = use_parts(step=solved["my_accumulated_step"])
+    result = train_your_gpt1(parts, seconds=0.5)
+    assert not result and result.fault == "time ran out", result
+    assert "train_your_gpt1(parts, seconds=" in repr(result)
+    assert "hint:" not in repr(result)  # nothing of the learner's is blamed

@@ -200,3 +200,10 @@ def test_a_checkers_own_failure_is_not_blamed_on_the_answer():
     report = repr(run_cases("exercise", lambda: None, [broken], "do it."))
     assert "the checker itself failed, not your answer" in report
     assert "the answer raised" not in report
+
+
+def test_every_checker_has_its_usual_mistakes_named():
+    """The table holds at least five usual mistakes per checker, each rejected with a hint
+    (test_each_usual_mistake_is_rejected_with_the_words_that_name_it)."""
+    few = {e.name: len(e.mistakes) for e in EXERCISES if len(e.hinted_mistakes) < 5}
+    assert not few, f"checkers with fewer than 5 hinted mistakes in tests/answers/: {few}"

@@ -84,6 +84,14 @@ def check_merge_partials(fn) -> CheckResult:
                 ),
             ),
             (
+                tr("the maximum is a sum: m = max(m1, m2), the larger of the two, not m1 + m2"),
+                (
+                    a1 + a2,
+                    b1 * torch.exp(-a2) + b2 * torch.exp(-a1),  # e^(m_i - (m1 + m2))
+                    c1 * torch.exp(-a2) + c2 * torch.exp(-a1),
+                ),
+            ),
+            (
                 tr("only l was rescaled: acc needs the same factors as l"),
                 (top, b1 * torch.exp(a1 - top) + b2 * torch.exp(a2 - top), c1 + c2),
             ),
@@ -169,6 +177,13 @@ def check_cached_causal_mask(fn) -> CheckResult:
                         tr("a boolean mask: the exercise asks for the additive 0 / -inf form"),
                         allowed,
                     ),
+                    (
+                        tr(
+                            "the mask is flipped: 0 where a key may be seen, -inf where it is "
+                            "in the future"
+                        ),
+                        torch.zeros(n, m).masked_fill(allowed, NEG_INF),
+                    ),
                 ],
             )
         )
@@ -217,6 +232,14 @@ def check_cached_attention_step(fn) -> CheckResult:
                 (expected[0], cache_k, cache_v),
             ),
             (tr("the scores are not divided by √d"), (F.softmax(q @ K.mT, -1) @ V, K, V)),
+            (
+                tr(
+                    "is_causal=True lines its mask up with the top left: one new query then "
+                    "sees only the first key. The new token comes after every cached one and "
+                    "may see them all: no mask here (or the offset mask of Exercise 3)"
+                ),
+                (F.scaled_dot_product_attention(q, K, V, is_causal=True), K, V) if t else None,
+            ),
         ]
         cases.append(
             Case(

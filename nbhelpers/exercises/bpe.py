@@ -141,7 +141,7 @@ def check_merge_step(fn) -> CheckResult:
                 lambda f, corpus=corpus: _run_step(f, corpus),
                 (best, merged),
                 mistakes=mistakes,
-                parts=("the pair", "the merged corpus"),
+                parts=(tr("the pair"), tr("the merged corpus")),
             )  # fmt: skip
         )
     return run_cases(
@@ -189,6 +189,8 @@ def check_bpe_encode(fn) -> CheckResult:
         (tr("merges that build on merges: ab, then abc"), "abcabcab",
          [("a", "b"), ("ab", "c"), ("c", "ab")]),
         (tr("overlapping pairs: aaaaa"), "aaaaa", [("a", "a"), ("aa", "aa")]),
+        # learned first, b + c wins over the longer-looking match ab from the left
+        (tr("the order of the merges decides: bc before ab"), "abc", [("b", "c"), ("a", "b")]),
         (tr("no merges"), "犬が歩く", []),
     ):  # fmt: skip
         expected = list(_apply(text, pairs))
@@ -200,6 +202,9 @@ def check_bpe_encode(fn) -> CheckResult:
             (tr("only the first occurrence of each pair was merged: merge every occurrence"),
              _once_each(text, pairs)),
             (tr("no merge was applied: these are the characters"), list(text)),
+            (tr("the merge crossed a token boundary: merge a pair only where its two tokens "
+                "stand whole side by side, not wherever their text meets (str.replace on the "
+                "joined text)"), _replaced_encode(text, pairs)),
         ]  # fmt: skip
         inputs = tr("text {text!r}, {n} merges", text=text, n=len(pairs))
         cases.append(
@@ -217,6 +222,13 @@ def check_bpe_encode(fn) -> CheckResult:
         cases,
         tr("return the tokens after applying the merges."),
     )
+
+
+def _replaced_encode(text, pairs):
+    symbols = tuple(text)
+    for pair in pairs:
+        symbols = _replaced_as_text(symbols, pair)
+    return list(symbols)
 
 
 def _apply(text, pairs):

@@ -24,7 +24,7 @@ from ..gpt1 import GPT1, GPT1Block, GPT1Config
 from ..multihead import MultiHeadAttention
 from ..support.language import tr
 from ..support.validation import check_positive_int, check_positive_number, check_seed
-from .core import FAILED, NOT_ATTEMPTED, PASSED, leaves_state_alone
+from .core import FAILED, NOT_ATTEMPTED, PASSED, first_line, leaves_state_alone
 from .multi_head import check_causal_multi_head
 from .training import accumulated_step, check_accumulated_step
 from .transformer_block import check_gpt1_block, check_gpt1_forward
@@ -57,6 +57,25 @@ class CausalMultiHeadAttention(nn.Module):
         return self.inner(x, return_weights=True)
 
 
+class PartRaised(Exception):
+    """One of the learner's parts raised: which one, and what it raised."""
+
+    def __init__(self, part: str, error: BaseException):
+        super().__init__(part)
+        self.part, self.error = part, error
+
+
+def as_part(part: str, call, *args, **kwargs):
+    """call(*args, **kwargs), an error inside it named after the part that raised it (the
+    innermost part: an error inside the attention is the attention's, not the block's)."""
+    try:
+        return call(*args, **kwargs)
+    except PartRaised:
+        raise
+    except Exception as error:
+        raise PartRaised(part, error) from error
+
+
 class AsBlockAttention(nn.Module):
     """An attention of the learner's interface, x -> (output, weights), where a block calls
     attn(h, mask, cache=..., ...): the block gets the output. A causal one masks itself."""
@@ -66,10 +85,21 @@ class AsBlockAttention(nn.Module):
         self.attention = attention
 
     def forward(self, h, mask=None, **ignored):
-        out = self.attention(h)
+        out = as_part("attention", self.attention, h)
         return out[0] if isinstance(out, tuple) else out
 
     forward_unchecked = forward  # as a block inside nbhelpers' GPT1 calls it
+
+
+class AsPart(nn.Module):
+    """A block of the learner's, its errors named "block"."""
+
+    def __init__(self, block: nn.Module):
+        super().__init__()
+        self.block = block
+
+    def forward(self, h):
+        return as_part("block", self.block, h)
 
 
 class YourGPT1(nn.Module):
@@ -81,12 +111,15 @@ class YourGPT1(nn.Module):
         self.config, self.parts = config, parts
         self.W_e = nn.Embedding(config.vocab_size, config.d_model)
         self.W_p = nn.Parameter(torch.zeros(config.n_ctx, config.d_model))
-        self.blocks = nn.ModuleList(
-            parts.block(config.d_model, config.n_heads, config.ff_width)
+        blocks = [
+            as_part("block", parts.block, config.d_model, config.n_heads, config.ff_width)
             for _ in range(config.n_layers)
-        )
-        for block in self.blocks:
-            block.attn = AsBlockAttention(parts.attention(config.d_model, config.n_heads))
+        ]
+        for block in blocks:
+            attention = as_part("attention", parts.attention, config.d_model, config.n_heads)
+            block.attn = AsBlockAttention(attention)
+        # each block is called through AsPart, so that an error inside one names the block
+        self.blocks = nn.ModuleList(AsPart(block) for block in blocks)
         self.apply(GPT1._init_weights)
         nn.init.normal_(self.W_p, std=0.02)
 
@@ -95,7 +128,7 @@ class YourGPT1(nn.Module):
         return self.W_e.weight.device
 
     def forward(self, ids):
-        return self.parts.forward(self, ids)
+        return as_part("forward", self.parts.forward, self, ids)
 
 
 @dataclass
@@ -107,6 +140,7 @@ class Parts:
     forward: object = reference_forward
     step: object = accumulated_step
     yours: list[str] = field(default_factory=list)  # the names of the learner's parts in use
+    unchecked: list[str] = field(default_factory=list)  # those used without their checker
     lines: list[str] = field(default_factory=list)
 
     def model(self, config: GPT1Config) -> YourGPT1:
@@ -140,6 +174,7 @@ def use_parts(attention=None, block=None, forward=None, step=None, *, checked=Tr
         if not checked:
             setattr(parts, name, answer)
             parts.yours.append(name)
+            parts.unchecked.append(name)
             parts.lines.append(
                 "  " + tr("! {part}: yours, used without its checker", part=names[name])
             )
@@ -173,8 +208,10 @@ class CapstoneResult:
     steps: int = 0
     seconds: float = 0.0
     losses: list[float] = field(default_factory=list)
-    # what the diagnosis found, in words no translation changes: "sees the future",
-    # "targets not shifted", "no gradient", "context ignored", "too slow"; None if passed
+    # what the diagnosis found, in words no translation changes: "raised", "forward output",
+    # "no gradient", "probabilities", "not finite", "sees the future", "targets not
+    # shifted", "loss climbs", "no learning", "context ignored", "time ran out", "too slow";
+    # None if passed
     fault: str | None = None
 
     def __bool__(self) -> bool:
@@ -187,10 +224,70 @@ class CapstoneResult:
         printer.text(repr(self))
 
 
+def suspect_questions() -> dict:
+    """Which of the four parts can cause what training shows, and what to look at in each."""
+    return {
+        "sees the future": {
+            "attention": tr("is the causal mask in your attention, added before softmax?"),
+            "forward": tr("does your forward pass give the model the token it must predict?"),
+            "block": tr("does your block keep its attention's causal mask?"),
+        },
+        "targets not shifted": {
+            "step": tr("your step must compare the logits at position t with token t + 1"),
+        },
+        "loss climbs": {
+            "step": tr(
+                "does your step clear the old gradients, optimizer.zero_grad(), before "
+                "backward? Without it they add up from step to step"
+            ),
+        },
+        "no learning": {
+            "step": tr(
+                "does your step call loss.backward() and then optimizer.step(), with "
+                "zero_grad() before backward, not between the two?"
+            ),
+            "forward": tr("do the logits come from the model's weights, W_e and the blocks?"),
+        },
+        "context ignored": {
+            "block": tr("does each block pass its attention's output on (h + attn(h))?"),
+            "forward": tr(
+                "does every block's output reach the next, and the last the output layer?"
+            ),
+            "attention": tr("does your attention mix the values of the positions it may see?"),
+        },
+        "not finite": {
+            "step": tr("is the loss a mean over the predicted tokens, with <PAD> ignored?"),
+            "attention": tr("does a fully masked row give NaN in your attention?"),
+            "forward": tr("does your forward pass return finite logits?"),
+            "block": tr("does your block return finite values?"),
+        },
+    }
+
+
+# The faults seen by looking at the learner's forward pass before training.
+FORWARD_FAULTS = ("forward output", "no gradient", "probabilities")
+
+
+def part_name(name: str) -> str:
+    """A part's name as the learner reads it."""
+    return {
+        "attention": tr("attention"),
+        "block": tr("block"),
+        "forward": tr("forward pass"),
+        "step": tr("training step"),
+    }[name]
+
+
+def suspects(fault: str, parts: Parts) -> list[str]:
+    """What to look at, in the learner's own parts only: nbhelpers' parts are not blamed."""
+    questions = suspect_questions().get(fault, {})
+    return [question for part, question in questions.items() if part in parts.yours]
+
+
 def diagnosis(model, grammar, losses: list[float], heldout_ids, floor: float, unigram: float):
-    """(fault, hint): which part is likely at fault, from what the training losses and the
-    predictions show."""
-    last = float(np.mean(losses[-10:]))
+    """(fault, what was seen) from the training losses and the predictions, or (None, None)
+    when the losses show no fault."""
+    first, last = float(np.mean(losses[:5])), float(np.mean(losses[-10:]))
     if last < floor - 0.05:
         # Below the floor no honest model goes: it reads what it should predict. Which token?
         with torch.no_grad():
@@ -202,36 +299,88 @@ def diagnosis(model, grammar, losses: list[float], heldout_ids, floor: float, un
         if copies > peeks:
             return "targets not shifted", tr(
                 "the training loss {loss:.2f} is below the grammar's floor {floor:.2f} and the "
-                "model predicts the token it reads: the targets are not shifted (position t "
-                "must predict token t + 1)",
+                "model predicts the token it reads: the targets are not shifted",
                 loss=last,
                 floor=floor,
             )
         return "sees the future", tr(
             "the training loss {loss:.2f} is below the grammar's floor {floor:.2f}, which no "
-            "model can reach honestly: it sees the future. Is the causal mask in your attention?",
+            "model can reach honestly: it sees the future",
             loss=last,
             floor=floor,
         )
-    if len(losses) > 20 and last > np.mean(losses[:5]) - 0.05:
-        return "no gradient", tr(
-            "the training loss does not move ({first:.2f} → {last:.2f}): no gradient reaches "
-            "the weights. Does your step call zero_grad before backward and step after it?",
-            first=float(np.mean(losses[:5])),
+    if len(losses) >= 10 and last > first + 0.1:
+        return "loss climbs", tr(
+            "the training loss climbs ({first:.2f} → {last:.2f})", first=first, last=last
+        )
+    if len(losses) > 20 and abs(last - first) < 0.05:
+        return "no learning", tr(
+            "the training loss does not move ({first:.2f} → {last:.2f}): the weights do not learn",
+            first=first,
             last=last,
         )
     if abs(last - unigram) < 0.1:
         return "context ignored", tr(
             "the training loss {loss:.2f} is stuck at the level of a model that ignores the "
-            "context ({unigram:.2f}): does every block's output reach the next, and the last "
-            "the output layer?",
+            "context ({unigram:.2f})",
             loss=last,
             unigram=unigram,
         )
-    return "too slow", tr(
-        "it learns, but too slowly: compare your attention's scaling (√d_head) and the block's "
-        "order (post-LN) with their checkers' hints"
-    )
+    return None, None
+
+
+def probe_forward(model, ids) -> tuple[str, str] | tuple[None, None]:
+    """What the learner's forward pass returns, looked at before any training: logits that
+    carry no gradient, or probabilities where logits belong."""
+    logits = model(ids)
+    if not isinstance(logits, torch.Tensor) or logits.shape != (
+        *ids.shape,
+        model.config.vocab_size,
+    ):
+        return "forward output", tr(
+            "your forward pass returned {got}, where the logits (B, n, V) = {shape} belong",
+            got=type(logits).__name__
+            if not isinstance(logits, torch.Tensor)
+            else str(tuple(logits.shape)),
+            shape=(*ids.shape, model.config.vocab_size),
+        )
+    if not logits.requires_grad:
+        return "no gradient", tr(
+            "the logits of your forward pass carry no gradient, so nothing can learn: is it "
+            "run under torch.no_grad(), or are the logits detached?"
+        )
+    with torch.no_grad():
+        rows = logits.detach().double()
+        if bool((rows >= 0).all()) and bool(torch.allclose(rows.sum(-1), torch.ones(1).double())):
+            return "probabilities", tr(
+                "your forward pass returns probabilities (each row sums to 1) where the logits "
+                "belong: F.cross_entropy applies softmax itself, so return h_L W_eᵀ before "
+                "softmax"
+            )
+    return None, None
+
+
+def checkers_say(parts: Parts, names) -> list[str]:
+    """For each of the learner's parts among `names` used without its checker: its
+    checker's verdict, when it fails (the report's first hint, else its problem)."""
+    said = []
+    for name in names:
+        if name not in parts.unchecked:
+            continue
+        result = CHECKERS[name](getattr(parts, name))
+        if result.status == FAILED:
+            detail = next(
+                (
+                    line.strip()
+                    for line in result.lines
+                    if line.strip().startswith(tr("hint: {hint}", hint=""))
+                ),
+                result.lines[-1].strip(),
+            )
+            said.append(
+                tr("your {part} fails its checker: {detail}", part=part_name(name), detail=detail)
+            )
+    return said
 
 
 @leaves_state_alone
@@ -239,10 +388,15 @@ def train_your_gpt1(
     parts: Parts, *, seconds: float = 60.0, steps: int = 400, goal: float = GOAL_KL, seed: int = 0
 ) -> CapstoneResult:
     """Train a GPT-1 assembled from `parts` on the grammar's sentences (one block of 64
-    dimensions with 4 heads, batches of 256, Adam with warm-up and cosine decay, as notebook
-    08) until its exact KL(p ‖ p̂) per predicted held-out token is at most `goal`, or `steps`
-    steps or `seconds` of training have passed. When it stops short, say which part is likely
-    at fault."""
+    dimensions with 4 heads, batches of 256 given to the step in micro-batches of 128, Adam
+    with warm-up and cosine decay, as notebook 08) until its exact KL(p ‖ p̂) per predicted
+    held-out token is at most `goal`, or `steps` steps or `seconds` of training have passed.
+
+    When it stops short it says why, naming only the learner's parts: one of them raised;
+    the forward pass returns no gradient or probabilities; the loss is not finite, below
+    what any honest model reaches, climbing, flat, or stuck where the context is ignored;
+    or time ran out while it was still learning (train longer). A part used without its
+    checker (use_parts(..., checked=False)) has its checker's verdict added."""
     from ..corpus import JapaneseGrammar
     from ..experiments.heldout import make_heldout, measure
     from ..experiments.pretraining import corpus_model_config, learning_rate
@@ -273,37 +427,59 @@ def train_your_gpt1(
         )
     grammar = JapaneseGrammar()
     heldout = make_heldout(grammar, n=500)
-    torch.manual_seed(seed)
-    model = parts.model(corpus_model_config(grammar))
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    rng = np.random.default_rng(seed)
     pad_id = grammar.tokenizer.pad_id
+    yours = tr(", ").join(part_name(name) for name in parts.yours)
     losses: list[float] = []
-    kl, elapsed, done = None, 0.0, 0
-    model.train()
-    for step in range(1, steps + 1):
-        start = time.perf_counter()
-        ids = grammar.sample_ids(256, rng)
-        ids = ids[:, : int((ids != pad_id).sum(1).max())]
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step - 1, steps, 1e-2, 50)
-        losses.append(float(parts.step(model, optimizer, ids, pad_id, 256)))
-        elapsed += time.perf_counter() - start
-        done = step
-        if step % 20 == 0 or step == steps or elapsed > seconds:
-            kl = measure(model, heldout).kl
-            model.train()
-            if kl <= goal or elapsed > seconds:
+    kl, elapsed, done, fault, seen = None, 0.0, 0, None, None
+    try:
+        torch.manual_seed(seed)
+        model = parts.model(corpus_model_config(grammar))
+        if "forward" in parts.yours:
+            fault, seen = probe_forward(model, heldout.ids[:8, :-1].to(model.device))
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        rng = np.random.default_rng(seed)
+        model.train()
+        for step in range(1, steps + 1 if fault is None else 1):
+            start = time.perf_counter()
+            ids = grammar.sample_ids(256, rng)
+            ids = ids[:, : int((ids != pad_id).sum(1).max())]
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate(step - 1, steps, 1e-2, 50)
+            # two micro-batches: a step that mishandles them shows
+            loss = float(as_part("step", parts.step, model, optimizer, ids, pad_id, 128))
+            losses.append(loss)
+            elapsed += time.perf_counter() - start
+            done = step
+            if not np.isfinite(loss):
+                fault = "not finite"
+                seen = tr("the training loss became {loss} at step {step}", loss=loss, step=step)
                 break
+            if step % 20 == 0 or step == steps or elapsed > seconds:
+                kl = measure(model, heldout).kl
+                model.train()
+                if kl <= goal or elapsed > seconds:
+                    break
+    except PartRaised as raised:
+        return CapstoneResult(
+            FAILED,
+            [
+                tr(
+                    "✗ {exercise}: your {part} raised {error}",
+                    exercise=exercise,
+                    part=part_name(raised.part),
+                    error=first_line(raised.error),
+                ),
+                *("  " + line for line in checkers_say(parts, [raised.part])),
+            ],
+            None,
+            done,
+            elapsed,
+            losses,
+            "raised",
+        )
     model.eval()
-    short = {
-        "attention": tr("attention"),
-        "block": tr("block"),
-        "forward": tr("forward pass"),
-        "step": tr("training step"),
-    }
-    yours = tr(", ").join(short[name] for name in parts.yours)
-    if kl is not None and kl <= goal:
+    if fault is None and kl is not None and kl <= goal:
+        notes = checkers_say(parts, parts.unchecked)  # it learned, bugs and all
         return CapstoneResult(
             PASSED,
             [
@@ -316,37 +492,61 @@ def train_your_gpt1(
                     goal=goal,
                     steps=done,
                     seconds=elapsed,
-                )
+                ),
+                *("  " + tr("but: {note}", note=note) for note in notes),
             ],
             kl,
             done,
             elapsed,
             losses,
         )
-    counts = torch.bincount(
-        heldout.ids[:, 1:][heldout.mask], minlength=grammar.tokenizer.vocab_size
+    if fault is None:
+        counts = torch.bincount(
+            heldout.ids[:, 1:][heldout.mask], minlength=grammar.tokenizer.vocab_size
+        )
+        p = counts.double() / counts.sum()
+        unigram = float(-(p[p > 0] * p[p > 0].log()).sum())
+        fault, seen = diagnosis(
+            model, grammar, losses, heldout.ids, grammar.entropy_rate(), unigram
+        )
+    stopped = tr(
+        "✗ {exercise}: your GPT-1 (yours: {yours}) stopped at KL(p ‖ p̂) = {kl:.3f} nats "
+        "per token after {steps} steps, {seconds:.0f} s (goal ≤ {goal})",
+        exercise=exercise,
+        yours=yours,
+        kl=float("nan") if kl is None else kl,
+        steps=done,
+        seconds=elapsed,
+        goal=goal,
     )
-    p = counts.double() / counts.sum()
-    unigram = float(-(p[p > 0] * p[p > 0].log()).sum())
-    fault, why = diagnosis(model, grammar, losses, heldout.ids, grammar.entropy_rate(), unigram)
-    return CapstoneResult(
-        FAILED,
-        [
+    if fault is None:  # it learns, and no fault shows: time or steps ran out
+        ran_out = elapsed > seconds
+        why = (
             tr(
-                "✗ {exercise}: your GPT-1 (yours: {yours}) stopped at KL(p ‖ p̂) = {kl:.3f} nats "
-                "per token after {steps} steps, {seconds:.0f} s (goal ≤ {goal})",
-                exercise=exercise,
-                yours=yours,
-                kl=float("nan") if kl is None else kl,
+                "time ran out while it was still learning (the loss fell from {first:.2f} to "
+                "{last:.2f}); this machine took {ms:.0f} ms a step. Train longer: "
+                "train_your_gpt1(parts, seconds={more:.0f})",
+                first=float(np.mean(losses[:5])),
+                last=float(np.mean(losses[-10:])),
+                ms=1000 * elapsed / max(done, 1),
+                more=4 * seconds,
+            )
+            if ran_out
+            else tr(
+                "it learns, but {steps} steps were not enough (the loss fell from {first:.2f} "
+                "to {last:.2f})",
                 steps=done,
-                seconds=elapsed,
-                goal=goal,
-            ),
-            "  " + tr("hint: {hint}", hint=why),
-        ],
-        kl,
-        done,
-        elapsed,
-        losses,
-        fault,
-    )
+                first=float(np.mean(losses[:5])),
+                last=float(np.mean(losses[-10:])),
+            )
+        )
+        fault = "time ran out" if ran_out else "too slow"
+        lines = [stopped, "  " + why]
+        lines += ["  " + line for line in checkers_say(parts, parts.unchecked)]
+        return CapstoneResult(FAILED, lines, kl, done, elapsed, losses, fault)
+    looks = suspects(fault, parts)
+    lines = [stopped, "  " + tr("seen: {seen}", seen=seen)]
+    lines += ["  " + tr("hint: {hint}", hint=question) for question in looks]
+    named = ["forward"] if fault in FORWARD_FAULTS else list(suspect_questions().get(fault, {}))
+    lines += ["  " + line for line in checkers_say(parts, named)]
+    return CapstoneResult(FAILED, lines, kl, done, elapsed, losses, fault)

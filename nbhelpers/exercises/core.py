@@ -129,7 +129,7 @@ def difference(expected, got, atol: float, parts: Sequence[str] = ()) -> str | N
             found = difference(e, g, atol)
             if found:
                 if index < len(parts):
-                    return tr("{part}: {problem}", part=tr(parts[index]), problem=found)
+                    return tr("{part}: {problem}", part=parts[index], problem=found)
                 return tr("value {index} of the tuple: {problem}", index=index, problem=found)
         return None
     if isinstance(expected, torch.Tensor):
@@ -164,6 +164,8 @@ def difference(expected, got, atol: float, parts: Sequence[str] = ()) -> str | N
             )
         error = max_error(expected, got)
         if not error <= atol:
+            if expected.dim() == 0 and not expected.dtype.is_floating_point:  # a count
+                return tr("expected {expected}, got {got}", expected=int(expected), got=int(got))
             if atol == 0:  # an exact result: say how many entries are wrong
                 wrong = int((expected != got).sum())
                 return tr(
@@ -247,7 +249,7 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
         except Exception as error:  # the answer's own bug: report it, never raise it
             said = (
                 tr("the answer raised {error}", error=first_line(error))
-                if raised_by_the_answer(error)
+                if raised_by_the_answer(error, answer)
                 else tr(
                     "the checker itself failed, not your answer: {error}. Please report it.",
                     error=first_line(error),
@@ -288,14 +290,17 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
-def raised_by_the_answer(error: BaseException) -> bool:
-    """Whether `error` is the answer's: raised in its code or in what it called, or raised
-    on purpose by nbhelpers' own checks of what it built (a missing attribute, say). An
-    error raised inside torch or Python with no frame of the answer's on the way is the
-    checker's own."""
+def raised_by_the_answer(error: BaseException, answer) -> bool:
+    """Whether `error` is the answer's: raised in its code or in what it called, in calling
+    it (a signature that does not fit), or on purpose by nbhelpers' own checks of what it
+    built (a missing attribute, say). An error raised inside torch or Python with no frame
+    of the answer's on the way is the checker's own."""
     frames = list(traceback.walk_tb(error.__traceback__))
     if any(not _library(frame.f_code.co_filename) for frame, _ in frames):
         return True  # the answer's code, or a module of the learner's, is on the way
+    names = {getattr(answer, "__qualname__", None), getattr(answer, "__name__", None)} - {None}
+    if isinstance(error, TypeError) and any(f"{name}" in str(error) for name in names):
+        return True  # called with arguments its signature does not take
     if not frames:
         return False
     frame, line = frames[-1]

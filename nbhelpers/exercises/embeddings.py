@@ -130,6 +130,13 @@ def check_decode_embedding(fn) -> CheckResult:
                     ),
                     (
                         tr(
+                            "the positions are shifted by one: subtract W_p[:n], the rows of "
+                            "positions 0 .. n - 1"
+                        ),
+                        nearest(h0 - W_p[1 : n + 1]) if n < n_ctx else None,
+                    ),
+                    (
+                        tr(
                             "the nearest row was searched along the wrong axis: for each "
                             "token, minimise over the n_vocab rows of W_e"
                         ),

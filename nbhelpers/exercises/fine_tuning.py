@@ -123,13 +123,15 @@ def _classifier(seed: int) -> GPT1Classifier:
     return GPT1Classifier(gpt, 2, extract_id=8, seed=seed)  # token 8 serves as <EXTRACT>
 
 
-def _reference_step(classifier, ids, labels, lam, lr, *, zero=True, step=True, lam_used=None):
+def _reference_step(
+    classifier, ids, labels, lam, lr, *, zero=True, step=True, lam_used=None, sign=1.0
+):
     classifier = with_stale_gradients(classifier).train()
     optimizer = PlainSGD(classifier.parameters(), lr=lr)
     if zero:
         optimizer.zero_grad()
-    loss = fine_tuning_loss(classifier, ids, labels, lam=lam if lam_used is None else lam_used,
-                            pad_id=0)  # fmt: skip
+    loss = sign * fine_tuning_loss(classifier, ids, labels,
+                                   lam=lam if lam_used is None else lam_used, pad_id=0)  # fmt: skip
     loss.backward()
     if step:
         optimizer.step()
@@ -170,12 +172,15 @@ def check_fine_tuning_step(fn) -> CheckResult:
                  (lambda: variant(lam_used=0.0)) if lam else None),
                 (tr("λ is ignored: the language model's loss is weighted by λ, not by 1"),
                  lambda: variant(lam_used=1.0)),
+                (tr("the step climbs the loss: minimise -L2/B - λ·L1/N, the negative of the "
+                    "log-likelihoods"), lambda: variant(sign=-1.0)),
             ]  # fmt: skip
             return got, variant(), mistakes
 
         cases.append(
             Case(name, f"ids {tuple(ids.shape)}, labels {tuple(labels.shape)}, λ = {lam:g}", run,
-                 atol=1e-5, derived=True)
+                 atol=1e-5, derived=True,
+                 parts=(tr("the loss returned"), tr("the weights after the step")))
         )  # fmt: skip
     return run_cases(
         "fine_tuning_step",

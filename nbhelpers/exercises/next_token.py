@@ -139,14 +139,33 @@ def sampling_hint(counts, draws, logits, temperature, top_k) -> str | None:
             tr("always the most likely token: that is greedy decoding, not sampling"),
             F.one_hot(logits.argmax(), len(logits)).double(),
         ),
+        (
+            tr(
+                "one token short of k: keep every logit at least as large as the k-th largest, "
+                "the k-th included"
+            ),
+            filtered_distribution(logits, temperature, top_k - 1) if top_k and top_k > 1 else None,
+        ),
     ]
     for hint, p in candidates:
-        if not torch.allclose(
+        if p is not None and not torch.allclose(
             p.double(), filtered_distribution(logits, temperature, top_k).double()
         ):
             if chi_square_problem(counts, p, draws) is None:
                 return hint
     return None
+
+
+def without_context(model, prompt, steps: int, eos) -> torch.Tensor:
+    """Greedy decoding that feeds the model the last token alone: the usual slip."""
+    ids = prompt.clone()
+    with torch.no_grad():
+        for _ in range(steps):
+            token = model(ids[-1:])[-1].argmax().view(1)
+            ids = torch.cat([ids, token])
+            if eos is not None and int(token) == eos:
+                break
+    return ids
 
 
 @leaves_state_alone
@@ -180,7 +199,14 @@ def check_greedy_generate(fn) -> CheckResult:
     for name, prompt, steps, eos, expected in cases:
         full = generate(model, prompt, steps, top_k=1)
         new = expected[len(prompt) :]
-        mistakes = (
+        last_only = (
+            tr(
+                "the model saw only the last token: give it the whole sequence so far, "
+                "model(ids), and take the last position's logits"
+            ),
+            without_context(model, prompt, steps, eos),
+        )
+        mistakes = [last_only] + (
             [
                 (tr("only the new tokens: return the prompt followed by them"), new),
                 (tr("generation did not stop after eos_id was produced"), full),

@@ -40,6 +40,7 @@ def accumulated_step(
     shift=True,
     backwards=False,
     ignore=True,
+    pads_in_count=False,
     weighting="tokens",
     zero="once",
     step="once",
@@ -48,18 +49,25 @@ def accumulated_step(
     written with F.cross_entropy: what check_accumulated_step expects, and the capstone's own
     step. The keywords make the usual mistakes. Returns the loss reported."""
 
+    def targets_of(chunk):
+        if shift == "inputs":  # the inputs cut, the targets not shifted to match
+            return chunk[:, :-1]
+        if not shift:
+            return chunk
+        return chunk[:, :-1] if backwards else chunk[:, 1:]
+
     def pair(chunk):
+        if shift == "inputs" or (shift and not backwards):
+            return model(chunk[:, :-1]), targets_of(chunk)
         if not shift:
             return model(chunk), chunk
-        if backwards:
-            return model(chunk)[:, 1:], chunk[:, :-1]
-        return model(chunk[:, :-1]), chunk[:, 1:]
+        return model(chunk)[:, 1:], targets_of(chunk)
 
     def counted(targets):
-        return int((targets != pad_id).sum()) if ignore else targets.numel()
+        return int((targets != pad_id).sum()) if ignore and not pads_in_count else targets.numel()
 
     chunks = ids.split(micro_batch)
-    total = sum(counted(chunk[:, 1:] if shift else chunk) for chunk in chunks)
+    total = sum(counted(targets_of(chunk)) for chunk in chunks)
     if zero == "once":
         optimizer.zero_grad(set_to_none=True)
     reported = 0.0
@@ -168,6 +176,20 @@ def check_accumulated_step(fn) -> CheckResult:
                     lambda: variant(ignore=False),
                 ),
                 (
+                    tr(
+                        "the <PAD> targets are left out of the sum but counted in N: divide by "
+                        "the number of targets that are not pad_id"
+                    ),
+                    lambda: variant(pads_in_count=True),
+                ),
+                (
+                    tr(
+                        "the inputs were cut but the targets not shifted: the logits of "
+                        "model(ids[:, :-1]) are compared with ids[:, 1:], not ids[:, :-1]"
+                    ),
+                    lambda: variant(shift="inputs"),
+                ),
+                (
                     tr("the loss is a sum: the mean over the predicted tokens is -L1 / N"),
                     lambda: variant(weighting="sum"),
                 ),
@@ -197,7 +219,12 @@ def check_accumulated_step(fn) -> CheckResult:
             return got, variant(), mistakes
 
         inputs = shapes(ids=ids) + f", pad_id = 0, micro_batch = {micro}"
-        cases.append(Case(name, inputs, run, derived=True, atol=1e-5))
+        cases.append(
+            Case(
+                name, inputs, run, derived=True, atol=1e-5,
+                parts=(tr("the loss returned"), tr("the weights after the step")),
+            )
+        )  # fmt: skip
     return run_cases(
         "accumulated_step",
         fn,

@@ -291,6 +291,13 @@ def check_parameter_count(fn) -> CheckResult:
                         count(total - L * norms),
                     ),
                     (
+                        tr(
+                            "the attention's biases are missing: W_Q, W_K, W_V and W_O have "
+                            "d_model each (4 d_model per block, as many as the two LayerNorms)"
+                        ),
+                        count(total - L * 4 * d),
+                    ),
+                    (
                         tr("one block only: multiply by n_layers"),
                         count(V * d + n_ctx * d + per_block),
                     ),

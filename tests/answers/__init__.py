@@ -38,6 +38,10 @@ class Exercise:
         return self.checker.__name__
 
     @property
+    def hinted_mistakes(self) -> list:
+        return [(answer, words) for answer, words in self.mistakes if not isinstance(words, Says)]
+
+    @property
     def is_class(self) -> bool:
         return self.solution[0].isupper()
 

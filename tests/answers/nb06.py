@@ -63,11 +63,36 @@ def merge_by_replace(corpus):
     }
 
 
-def bpe_encode(text, merges, order=1):
+def bpe_encode(text, merges, order=1, once=False):
     tokens = tuple(text)
     for pair in merges[::order]:
-        tokens = merge_left_to_right(tokens, pair)
+        if once:  # the first occurrence only
+            for i in range(len(tokens) - 1):
+                if (tokens[i], tokens[i + 1]) == tuple(pair):
+                    tokens = (*tokens[:i], tokens[i] + tokens[i + 1], *tokens[i + 2 :])
+                    break
+        else:
+            tokens = merge_left_to_right(tokens, tuple(pair))
     return list(tokens)
+
+
+def longest_match(text, merges):
+    """Greedy longest-match against the vocabulary: what WordPiece does, not BPE."""
+    vocab = sorted({*text, *(a + b for a, b in merges)}, key=len, reverse=True)
+    tokens, i = [], 0
+    while i < len(text):
+        token = next(t for t in vocab if text.startswith(t, i))
+        tokens.append(token)
+        i += len(token)
+    return tokens
+
+
+def encode_by_replace(text, merges):
+    """Each merge made with str.replace on the tokens joined by spaces."""
+    joined = " ".join(text)
+    for a, b in merges:
+        joined = joined.replace(f"{a} {b}", a + b)
+    return joined.split(" ")
 
 
 def bpe_encode_by_rank(text, merges):
@@ -138,6 +163,10 @@ EXERCISES = [
                 ).argmin(-2),
                 "along the wrong axis",
             ),
+            (
+                lambda h0, W_e, W_p: torch.cdist(h0 - W_p[1 : h0.shape[-2] + 1], W_e).argmin(-1),
+                "the positions are shifted by one",
+            ),
         ],
         other_styles=[
             lambda h0, W_e, W_p: F.cosine_similarity(
@@ -163,6 +192,9 @@ EXERCISES = [
         mistakes=[
             (lambda t, m: bpe_encode(t, m, order=-1), "in the wrong order"),
             (lambda t, m: list(t), "no merge was applied"),
+            (longest_match, "the longest known token was matched"),
+            (lambda t, m: bpe_encode(t, m, once=True), "only the first occurrence"),
+            (encode_by_replace, "the merge crossed a token boundary"),
         ],
         other_styles=[bpe_encode_by_rank],
     ),

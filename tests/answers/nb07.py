@@ -60,9 +60,12 @@ def gpt1_forward(positions=True, blocks="all", output="logits", last_only=False)
     return forward
 
 
-def parameters(V, n_ctx, d, L, d_ff, tied=True, positions=True, biases=True, norms=True, ffn=None):
+def parameters(
+    V, n_ctx, d, L, d_ff, tied=True, positions=True, biases=True, norms=True, ffn=None,
+    attention_biases=True,
+):  # fmt: skip
     d_ff = ffn if ffn is not None else d_ff
-    attention = 4 * (d * d + (d if biases else 0))
+    attention = 4 * (d * d + (d if biases and attention_biases else 0))
     feed_forward = 2 * d * d_ff + ((d_ff + d) if biases else 0)
     block = attention + feed_forward + (4 * d if norms else 0)
     return V * d * (1 if tied else 2) + (n_ctx * d if positions else 0) + L * block
@@ -107,6 +110,10 @@ EXERCISES = [
             (lambda *a: parameters(*a, positions=False), "W_p is missing"),
             (lambda *a: parameters(*a, biases=False), "the biases are missing"),
             (lambda *a: parameters(*a, norms=False), "the LayerNorms are missing"),
+            (
+                lambda *a: parameters(*a, attention_biases=False),
+                "the attention's biases are missing",
+            ),
             (lambda V, n, d, L, f: parameters(V, n, d, L, f, ffn=4 * d), "d_ff is given"),
         ],
         other_styles=[],

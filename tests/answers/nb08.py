@@ -16,11 +16,20 @@ def log_probs_at(logits, ids):
     return F.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
 
 
-def accumulated(shift=True, ignore=True, weighting="tokens", zero="once", step="once", split=True):
+def accumulated(
+    shift=True, ignore=True, weighting="tokens", zero="once", step="once", split=True,
+    pads_in_count=False,
+):  # fmt: skip
     def one_step(model, optimizer, ids, pad_id, micro_batch):
         chunks = ids.split(micro_batch) if split else [ids]
-        pairs = [(chunk[:, :-1], chunk[:, 1:]) if shift else (chunk, chunk) for chunk in chunks]
-        total = sum(int((t != pad_id).sum()) if ignore else t.numel() for _, t in pairs)
+        pairs = [
+            {True: (c[:, :-1], c[:, 1:]), False: (c, c), "inputs": (c[:, :-1], c[:, :-1])}[shift]
+            for c in chunks
+        ]
+        total = sum(
+            int((t != pad_id).sum()) if ignore and not pads_in_count else t.numel()
+            for _, t in pairs
+        )
         if zero == "once":
             optimizer.zero_grad()
         reported = 0.0
@@ -97,6 +106,8 @@ EXERCISES = [
             (accumulated(weighting="means"), "the mean of the micro-batches' means"),
             (accumulated(shift=False), "the targets are not shifted"),
             (accumulated(ignore=False), "the <PAD> targets count"),
+            (accumulated(pads_in_count=True), "left out of the sum but counted in N"),
+            (accumulated(shift="inputs"), "the inputs were cut but the targets not shifted"),
             (accumulated(weighting="sum"), "the loss is a sum"),
             (accumulated(zero="none"), "the old gradients were not cleared"),
             (accumulated(zero="each"), "zero_grad inside the loop"),

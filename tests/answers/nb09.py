@@ -13,7 +13,7 @@ from . import Exercise
 NEG_INF = float("-inf")
 
 
-def sampler(temperature_mode="divide", use_top_k=True, greedy=False):
+def sampler(temperature_mode="divide", use_top_k=True, greedy=False, strict=False):
     def answer(logits, temperature, top_k, generator):
         if greedy:
             return int(logits.argmax())
@@ -23,17 +23,20 @@ def sampler(temperature_mode="divide", use_top_k=True, greedy=False):
             "ignore": logits,
         }[temperature_mode]
         if use_top_k and top_k is not None:
-            scaled = scaled.masked_fill(scaled < scaled.topk(top_k).values[-1], NEG_INF)
+            kth = scaled.topk(top_k).values[-1]
+            scaled = scaled.masked_fill(scaled <= kth if strict else scaled < kth, NEG_INF)
         return int(torch.multinomial(F.softmax(scaled, -1), 1, generator=generator))
 
     return answer
 
 
-def greedy(model, ids, steps, eos, keep_prompt=True, stop=True, keep_eos=True, extra=0):
+def greedy(
+    model, ids, steps, eos, keep_prompt=True, stop=True, keep_eos=True, extra=0, context=True
+):
     prompt_length = len(ids)
     with torch.no_grad():
         for _ in range(steps + extra):
-            nxt = model(ids)[-1].argmax().view(1)
+            nxt = model(ids if context else ids[-1:])[-1].argmax().view(1)
             if stop and eos is not None and int(nxt) == eos and not keep_eos:
                 break
             ids = torch.cat([ids, nxt])
@@ -85,6 +88,7 @@ EXERCISES = [
             (sampler(use_top_k=False), "top_k is ignored"),
             (sampler(temperature_mode="ignore"), "the temperature is ignored"),
             (sampler(greedy=True), "greedy decoding"),
+            (sampler(strict=True), "one token short of k"),
         ],
         other_styles=[],
     ),
@@ -99,6 +103,7 @@ EXERCISES = [
                 "eos_id itself must be kept",
             ),
             (lambda m, ids, s, e: greedy(m, ids, s - 1, e), "one token too few"),
+            (lambda m, ids, s, e: greedy(m, ids, s, e, context=False), "saw only the last token"),
         ],
         other_styles=[],
     ),

@@ -20,7 +20,7 @@ NEG_INF = float("-inf")
 
 
 def merge(m1, l1, acc1, m2, l2, acc2, mode="right"):
-    m = torch.maximum(m1, m2)
+    m = m1 + m2 if mode == "sum" else torch.maximum(m1, m2)
     if mode == "none":
         return m, l1 + l2, acc1 + acc2
     if mode == "inverted":
@@ -57,6 +57,7 @@ EXERCISES = [
             (lambda *a: merge(*a, mode="none"), "added without rescaling"),
             (lambda *a: merge(*a, mode="inverted"), "rescaled by e^(m - m_i)"),
             (lambda *a: merge(*a, mode="l_only"), "only l was rescaled"),
+            (lambda *a: merge(*a, mode="sum"), "the maximum is a sum"),
             (lambda *a: merge(*a, mode="naive"), "an empty block made NaN"),
         ],
         other_styles=[
@@ -78,6 +79,10 @@ EXERCISES = [
             (lambda n, m: lower_right(n, m, cache_visible=False), "the cached keys are hidden"),
             (lambda n, m: lower_right(n, m, own_key=False), "off by one"),
             (lambda n, m: torch.isfinite(lower_right(n, m)), "a boolean mask"),
+            (
+                lambda n, m: torch.zeros(n, m).masked_fill(lower_right(n, m) == 0, NEG_INF),
+                "the mask is flipped",
+            ),
         ],
         other_styles=[
             lambda n, m: torch.zeros(n, m).masked_fill(
@@ -93,6 +98,16 @@ EXERCISES = [
             (lambda *a: step(*a, order="before"), "at the end of the cache"),
             (lambda *a: step(*a, extend=False), "the cache was not extended"),
             (lambda *a: step(*a, scale=False), "not divided by √d"),
+            (
+                lambda q, k, v, ck, cv: (
+                    F.scaled_dot_product_attention(
+                        q, torch.cat([ck, k], -2), torch.cat([cv, v], -2), is_causal=True
+                    ),
+                    torch.cat([ck, k], -2),
+                    torch.cat([cv, v], -2),
+                ),
+                "is_causal=True lines its mask up with the top left",
+            ),
         ],
         other_styles=[],
     ),

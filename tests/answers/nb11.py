@@ -30,13 +30,13 @@ def l3_variant(class_logits, labels, lm_logits, ids, lam, pad_id, *, sign=1, swa
 
 
 def fine_tuning_step(classifier, optimizer, ids, labels, lam, pad_id, *, zero=True, step=True,
-                     weight=None):  # fmt: skip
+                     weight=None, sign=1.0):  # fmt: skip
     from nbhelpers.fine_tuning import fine_tuning_loss
 
     if zero:
         optimizer.zero_grad()
-    loss = fine_tuning_loss(classifier, ids, labels, lam=lam if weight is None else weight,
-                            pad_id=pad_id)  # fmt: skip
+    used = lam if weight is None else weight
+    loss = sign * fine_tuning_loss(classifier, ids, labels, lam=used, pad_id=pad_id)
     loss.backward()
     if step:
         optimizer.step()
@@ -89,6 +89,7 @@ EXERCISES = [
             (lambda *a: fine_tuning_step(*a, step=False), "did not move"),
             (lambda *a: fine_tuning_step(*a, weight=0.0), "λ·L1 is missing"),
             (lambda *a: fine_tuning_step(*a, weight=1.0), "λ is ignored"),
+            (lambda *a: fine_tuning_step(*a, sign=-1.0), "the step climbs the loss"),
         ],
         other_styles=[fine_tuning_step_written_out],
     ),
