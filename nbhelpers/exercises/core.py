@@ -423,9 +423,10 @@ def attempt(fn, *args):
 
 
 def build(cls, *args):
-    """cls(*args) with torch's default initialisation seeded, so reports are stable."""
+    """cls(*args) with torch's default initialisation seeded, so reports are stable, and
+    every parameter it sets to a constant made random (randomise_constants)."""
     torch.manual_seed(0)
-    return cls(*args)
+    return randomise_constants(cls(*args), seeded(1))
 
 
 def linear_weights(module: nn.Module, *names: str) -> dict[str, nn.Linear]:

@@ -10,9 +10,7 @@ from torch import nn
 
 from ..gpt1 import GPT1, GPT1Config
 from ..support.language import tr
-from .core import (
-    seeded,
-)
+from .core import randomise_constants, seeded
 
 # The running example: <SOS> 犬 が 河岸 を 歩く in a vocabulary of 9 tokens.
 VOCAB = ["<PAD>", "<SOS>", "<EOS>", "犬", "猫", "が", "河岸", "を", "歩く"]
@@ -42,7 +40,7 @@ def small_model(seed: int, *, n_layers: int = 2, std: float = 0.3) -> GPT1:
     with torch.no_grad():
         for weight in (model.W_e.weight, model.W_p):
             weight.normal_(std=std, generator=g)
-    return model
+    return randomise_constants(model, g)  # LayerNorms' γ, β and the biases, random too
 
 
 def parameters_of(model: nn.Module) -> torch.Tensor:
