@@ -56,15 +56,18 @@ test: $(STAMP)
 check: $(STAMP)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint && \
-	$(EXEC_ENV) $(PY) -m pytest tests -m "not slow" -q -n auto; status=$$?; \
+	$(EXEC_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest tests -m "not slow" -q -n auto --dist worksteal \
+		--ignore=tests/browser; status=$$?; \
 	echo "make check: $$(( $$(date +%s) - start )) s"; exit $$status
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# One torch thread per test process: pytest-xdist already runs one process per core.
 unit: $(STAMP)
-	$(EXEC_ENV) $(PY) -m pytest tests --ignore=tests/browser -q -n auto
+	$(EXEC_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest tests --ignore=tests/browser -q -n auto \
+		--dist worksteal
 
 nbval: $(STAMP)
 	$(EXEC_ENV) $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval.cfg \

@@ -172,6 +172,7 @@ def test_starting_models_transfer_what_they_say():
     assert not torch.equal(pre.W_e.weight[:41], none.W_e.weight[:41])
 
 
+@pytest.mark.slow  # a fine-tuning run
 def test_the_stored_curves_cover_the_sweep_and_a_rerun_lands_within_their_spread():
     curves = load_curves()
     runs = curves["runs"]

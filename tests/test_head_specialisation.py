@@ -37,6 +37,7 @@ def test_targets_are_the_subject_and_the_previous_token():
     assert torch.equal(tokens, again)
 
 
+@pytest.mark.slow  # trains two models
 def test_two_heads_specialise_and_name_both_tokens(trained):
     result = trained[2]
     assert result.accuracy.both >= 0.99
@@ -45,6 +46,7 @@ def test_two_heads_specialise_and_name_both_tokens(trained):
     assert first.role == "first token" and first.first >= 0.9 >= 10 * first.previous
 
 
+@pytest.mark.slow  # trains two models
 def test_one_head_does_clearly_worse_with_the_same_budget(trained):
     one, two = trained[1].accuracy, trained[2].accuracy
     assert one.both <= 0.5 and one.both < two.both - 0.4
@@ -52,6 +54,7 @@ def test_one_head_does_clearly_worse_with_the_same_budget(trained):
     assert share.previous < 0.9 and share.first < 0.9
 
 
+@pytest.mark.slow  # trains two models
 def test_the_stored_maps_are_the_models_weights(trained):
     result = trained[2]
     tokens, _ = subject_previous_batch(1000, 8, 64, torch.Generator().manual_seed(12345))
@@ -63,6 +66,7 @@ def test_the_stored_maps_are_the_models_weights(trained):
     assert len(result.history_steps) == len(result.history_accuracy) == 13  # 0, 25, ..., 300
 
 
+@pytest.mark.slow  # trains two models
 def test_the_trained_heads_weights_are_what_nn_multihead_attention_computes(trained):
     tokens, _ = subject_previous_batch(4, 8, 64, torch.Generator().manual_seed(1))
     model = trained[2].model
@@ -150,6 +154,7 @@ def _texts(figure):
     return [t for t in figure.findobj(matplotlib.text.Text) if t.get_text().strip()]
 
 
+@pytest.mark.slow  # trains two models
 def test_the_maps_figure_is_sharp_legible_and_titled_with_the_measured_shares(trained):
     maps = torch.cat([trained[1].weights, trained[2].weights])
     figure = specialised_heads_figure(maps, ["n_h = 1", "n_h = 2: head 0", "n_h = 2: head 1"])
@@ -177,6 +182,7 @@ def test_the_maps_figure_drops_numbers_it_cannot_fit_and_names_bad_input():
         specialised_heads_figure(torch.eye(4).expand(2, 4, 4), ["one"])
 
 
+@pytest.mark.slow  # trains two models
 def test_the_accuracy_figure_builds_and_names_bad_input(trained):
     curves = {f"h = {h}": (r.history_steps, r.history_accuracy) for h, r in trained.items()}
     figure = accuracy_by_step_figure(curves)

@@ -32,6 +32,7 @@ def test_lab_command_binds_loopback_and_never_disables_the_token():
         assert weakening not in command
 
 
+@pytest.mark.slow  # starts a JupyterLab server
 def test_running_lab_refuses_requests_without_the_token():
     port = free_port()
     server = subprocess.Popen(

@@ -219,6 +219,9 @@ def in_each_language(request):
     language.set_language(None)
 
 
+# Rendering every figure and explorer twice is the figures' own nbval: the full run (make
+# test) does it; the inner loop (make check) checks the checks themselves.
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(_builders()))
 def test_figure_builders_are_sharp_legible_and_laid_out(name, in_each_language):
     figure = _builders()[name]()
@@ -226,11 +229,14 @@ def test_figure_builders_are_sharp_legible_and_laid_out(name, in_each_language):
     assert not illegible(figure), illegible(figure)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPLORERS))
 def test_explorer_figures_are_sharp_legible_and_laid_out(name, model, in_each_language):
     explorer = EXPLORERS[name](model)
     try:
         explorer.png()  # lays the figure out as it is shown
+        if hasattr(explorer, "prepare"):  # every canvas a kernel lays out after the cell
+            explorer.prepare()
         found = canvases(explorer)
         assert found, f"{name} keeps no Canvas among its attributes"
         for canvas in found:

@@ -203,13 +203,12 @@ def test_cell_text_is_short(value, weight, other):
 @pytest.mark.parametrize("causal", [False, True])
 def test_the_explorer_computes_what_nn_multihead_attention_does(causal):
     # at every head count it offers, with its weights copied into PyTorch's own layer
-    explorer = make_explorer()
+    explorer = make_explorer(causal=causal)
     blocked = torch.ones(5, 5, dtype=torch.bool).triu(1)  # nn.MultiheadAttention: True = blocked
-    for n_heads in explorer.heads.options:
-        explorer.heads.value, explorer.causal.value = n_heads, causal
-        _, concat, output = explorer.compute()
+    for n_heads in explorer.heads.options:  # what the slider would show, computed directly
+        _, concat, output = explorer.compute(n_heads)
         with torch.no_grad():
-            theirs, _ = copy_to_torch(explorer.module())(
+            theirs, _ = copy_to_torch(explorer.module(n_heads))(
                 explorer.x, explorer.x, explorer.x, attn_mask=blocked if causal else None
             )
         assert torch.allclose(output, theirs, atol=1e-6), n_heads

@@ -35,6 +35,7 @@ from ..fine_tuning import (
 )
 from ..gpt1 import GPT1, evaluating
 from ..support.language import tr
+from ..support.threads import cpu_threads as threads_for_cpu
 from ..support.validation import (
     check_positive_int,
     check_positive_number,
@@ -167,11 +168,20 @@ def accuracy(classifier: GPT1Classifier, ids: torch.Tensor, labels: torch.Tensor
     return float((class_logits.argmax(-1) == labels).double().mean())
 
 
-def fine_tune(settings: FineTuningSettings | None = None, *, data=None, **overrides):
+def fine_tune(
+    settings: FineTuningSettings | None = None, *, data=None, cpu_threads: int | None = 1,
+    **overrides,
+):  # fmt: skip
     """One run of `settings` (or FineTuningSettings(**overrides)): returns the
     FineTuningResult and the fine-tuned GPT1Classifier. `data` = split(task, seed) may be
-    passed to reuse it across runs."""
-    settings = settings or FineTuningSettings(**overrides)
+    passed to reuse it across runs. `cpu_threads` sets torch's CPU threads for the run
+    (restored afterwards; None keeps them), as the course's other training runs do: a model
+    this small gains nothing from a second thread."""
+    with threads_for_cpu(cpu_threads):
+        return _fine_tune(settings or FineTuningSettings(**overrides), data)
+
+
+def _fine_tune(settings: FineTuningSettings, data):
     tokenizer = task_tokenizer()
     pool, test = data if data is not None else split(settings.task, settings.seed)
     if settings.n_labelled > len(pool):

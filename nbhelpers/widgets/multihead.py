@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import ipywidgets as widgets
@@ -81,7 +82,7 @@ class MultiHeadExplorer(FigureExplorer):
         self._syncing = False
         super().__init__([self.heads, self.head, self.causal])
         self.redraw()
-        self.prepare()
+        self._prepare_later()
 
     @staticmethod
     def _head_options(h: int) -> list[tuple[str, int]]:
@@ -128,9 +129,21 @@ class MultiHeadExplorer(FigureExplorer):
         """The canvas that draws the current number of heads (one is kept per h)."""
         return self._canvases.setdefault(self.heads.value, HeadGridCanvas())
 
+    def _prepare_later(self) -> None:
+        """In a kernel, prepare() once the cell has finished: the kernel's event loop runs it
+        before the learner can reach the slider, and the cell returns at once. Elsewhere
+        (plain Python, tests) each head count is laid out on its first visit."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.call_soon(self.prepare)
+
     def prepare(self) -> None:
         """Lay out and render a canvas for every other head count now, so that the slider's
         first visit to each is a repaint, not a new figure (a few hundred ms each)."""
+        if getattr(self, "_closed", False):
+            return
         for h in self.heads.options:
             if h not in self._canvases:
                 self._canvases[h] = HeadGridCanvas()
