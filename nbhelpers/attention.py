@@ -23,6 +23,8 @@ from .support.validation import (
     check_float_tensor,
     check_positive_int,
     check_qkv,
+    checked,
+    checking,
 )
 
 
@@ -34,8 +36,9 @@ def similarity_scores(Q: torch.Tensor, K: torch.Tensor, scale: bool = True) -> t
 
     Notebook 01.
     """
-    check_qkv(Q, K)
-    scores = Q @ K.transpose(-2, -1)
+    if checking():
+        check_qkv(Q, K)
+    scores = Q @ K.transpose(-2, -1)  # (..., n, d_k) @ (..., d_k, m) -> (..., n, m)
     if scale:
         scores = scores / math.sqrt(Q.shape[-1])
     return scores
@@ -50,18 +53,24 @@ def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
 
     Notebook 02.
     """
-    check_float_tensor("scores", scores, min_rank=1)
-    if torch.isnan(scores).any() or torch.isposinf(scores).any():
-        raise ValueError(
-            tr(
-                "scores must be finite or -inf (masked), but they hold NaN or +inf",
+    if checking():
+        check_float_tensor("scores", scores, min_rank=1)
+        if torch.isnan(scores).any() or torch.isposinf(scores).any():
+            raise ValueError(
+                tr(
+                    "scores must be finite or -inf (masked), but they hold NaN or +inf",
+                )
             )
-        )
     row_max = scores.amax(dim=dim, keepdim=True)
     row_max = torch.where(torch.isneginf(row_max), torch.zeros_like(row_max), row_max)
     exps = torch.exp(scores - row_max)
     total = exps.sum(dim=dim, keepdim=True)
     return exps / torch.where(total > 0, total, torch.ones_like(total))
+
+
+def scores_shape(Q: torch.Tensor, K: torch.Tensor) -> tuple[int, ...]:
+    """The shape of Q Kᵀ: the batch dims broadcast, then (n, m)."""
+    return (*torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
 
 
 def attention(
@@ -71,13 +80,16 @@ def attention(
 
     Notebook 03.
     """
-    check_qkv(Q, K, V)
-    scores = similarity_scores(Q, K)
-    if mask is not None:
-        check_additive_mask(mask, scores.shape, scores.device)
-        scores = scores + mask.to(scores.dtype)  # a float64 mask must not promote the scores
-    weights = softmax(scores)
-    return weights @ V, weights
+    if checking():
+        check_qkv(Q, K, V)
+        if mask is not None:
+            check_additive_mask(mask, scores_shape(Q, K), Q.device)
+    with checked():
+        scores = similarity_scores(Q, K)  # (..., n, m)
+        if mask is not None:
+            scores = scores + mask.to(scores.dtype)  # a float64 mask must not promote them
+        weights = softmax(scores)
+    return weights @ V, weights  # (..., n, m) @ (..., m, d_v) -> (..., n, d_v)
 
 
 def scaled_dot_product_attention(
@@ -87,41 +99,27 @@ def scaled_dot_product_attention(
     mask: torch.Tensor | None = None,
     *,
     is_causal: bool = False,
+    dropout_p: float = 0.0,
 ) -> torch.Tensor:
     """The fast path: the same output as `attention`, computed by torch's fused kernels
-    (flash or memory-efficient on a GPU), without materialising the weights for us.
+    (flash or memory-efficient on a GPU), without materialising the weights for us; with
+    dropout on the weights while training (`dropout_p`). No step of it waits for the device.
 
     `is_causal=True` applies the causal mask M inside the kernel (n = m), without building
     it: on a GPU only that form reaches the flash kernel, which rejects an explicit mask.
 
-    Notebooks 03 and 09.
+    Notebooks 03, 09 and 10.
     """
-    check_qkv(Q, K, V)
-    if mask is not None and is_causal:
-        raise ValueError(
-            tr(
-                "pass either mask (add causal_mask(n) to it) or is_causal=True, not both",
+    if checking():
+        check_qkv(Q, K, V)
+        if mask is not None and is_causal:
+            raise ValueError(
+                tr(
+                    "pass either mask (add causal_mask(n) to it) or is_causal=True, not both",
+                )
             )
-        )
-    if mask is not None:
-        scores_shape = (
-            *torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2]),
-            Q.shape[-2],
-            K.shape[-2],
-        )
-        check_additive_mask(mask, scores_shape, Q.device)
-    return fused_attention(Q, K, V, mask, is_causal=is_causal)
-
-
-def fused_attention(
-    Q, K, V, mask=None, *, is_causal: bool = False, dropout_p: float = 0.0
-) -> torch.Tensor:
-    """`scaled_dot_product_attention` without the argument checks, for callers that made them
-    once already (MultiHeadAttention inside GPT1), with dropout on the weights while
-    training (`dropout_p`). No step of it waits for the device.
-
-    Notebook 10.
-    """
+        if mask is not None:
+            check_additive_mask(mask, scores_shape(Q, K), Q.device)
     if mask is None:
         return F.scaled_dot_product_attention(Q, K, V, is_causal=is_causal, dropout_p=dropout_p)
     output = F.scaled_dot_product_attention(

@@ -17,9 +17,15 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-from .multihead import MultiHeadAttention, head_counts
+from .multihead import MultiHeadAttention, check_divisible
 from .support.language import tr
-from .support.validation import check_positive_int, check_probability, check_token_ids
+from .support.validation import (
+    check_positive_int,
+    check_probability,
+    check_token_ids,
+    checked,
+    checking,
+)
 
 
 @dataclass(frozen=True)
@@ -41,16 +47,7 @@ class GPT1Config:
     def __post_init__(self):
         for name in ("vocab_size", "n_ctx", "d_model", "n_layers", "n_heads"):
             check_positive_int(name, getattr(self, name))
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                tr(
-                    "d_model={d_model} is not divisible by n_heads={n_heads}; head counts "
-                    "that work: {value}",
-                    d_model=self.d_model,
-                    n_heads=self.n_heads,
-                    value=head_counts(self.d_model),
-                )
-            )
+        check_divisible(self.d_model, self.n_heads)
         if self.d_ff is not None and (
             isinstance(self.d_ff, bool) or not isinstance(self.d_ff, int) or self.d_ff < 1
         ):
@@ -138,14 +135,8 @@ class GPT1Block(nn.Module):
     ) -> torch.Tensor:
         """h_l = block(h_{l-1}); `cache`, `start` and `causal` go to the attention (see
         MultiHeadAttention.forward): a KV cache passes through here, not around it. The
-        attention checks the arguments; GPT1, which checks its own once, calls
-        `forward_unchecked`."""
+        attention checks the arguments, unless GPT1 checked its own already."""
         return self.add_and_norm(h, self.attn(h, mask, cache=cache, start=start, causal=causal))
-
-    def forward_unchecked(self, h, mask=None, *, cache=None, start=0, causal=None):
-        """`forward` for arguments already checked."""
-        attended = self.attn.forward_unchecked(h, mask, cache=cache, start=start, causal=causal)
-        return self.add_and_norm(h, attended)
 
     def add_and_norm(self, h, attended):
         """The rest of the block, post-LN as in GPT-1: residual, LayerNorm, FFN, residual,
@@ -217,12 +208,10 @@ class GPT1(nn.Module):
     def embed(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
         """h_0 = U W_e + W_p, computed as a row lookup (the same numbers, no one-hot matmul);
         the tokens sit at positions start .. start+n-1."""
-        self.check_ids(ids, start)
-        return self.embed_unchecked(ids, start)
-
-    def embed_unchecked(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
+        if checking():
+            self.check_ids(ids, start)
         n = ids.shape[-1]
-        return self.dropout(self.W_e(ids) + self.W_p[start : start + n])
+        return self.dropout(self.W_e(ids) + self.W_p[start : start + n])  # (..., n, d_model)
 
     def hidden_states(
         self,
@@ -238,25 +227,20 @@ class GPT1(nn.Module):
 
         `every_layer=True` returns [h_0, h_1, ..., h_L] stacked, (L + 1, ..., n, d_model);
         `causal=False` leaves the causal mask out of every block for this call only (notebook
-        07's explorer shows what the mask prevents), without changing the model."""
-        self.check_inputs(ids, mask, 0 if cache is None else cache.length)
-        return self.hidden_states_unchecked(
-            ids, mask, cache=cache, causal=causal, every_layer=every_layer
-        )
-
-    def hidden_states_unchecked(
-        self, ids, mask=None, *, cache=None, causal=None, every_layer=False
-    ) -> torch.Tensor:
-        """`hidden_states` for arguments already checked."""
+        07's explorer shows what the mask prevents), without changing the model. The
+        arguments are checked here, once, not in every layer."""
         start = 0 if cache is None else cache.length
+        if checking():
+            self.check_inputs(ids, mask, start)
         if cache is not None:
             cache.check_room(ids.shape[-1])  # plain ints: no wait for the device per token
-        h = self.embed_unchecked(ids, start)
-        states = [h]
-        for layer, block in enumerate(self.blocks):
-            layer_cache = None if cache is None else cache.layers[layer]
-            h = block.forward_unchecked(h, mask, cache=layer_cache, start=start, causal=causal)
-            states.append(h)
+        with checked():
+            h = self.embed(ids, start)  # h_0
+            states = [h]
+            for layer, block in enumerate(self.blocks):  # h_l = block(h_{l-1})
+                layer_cache = None if cache is None else cache.layers[layer]
+                h = block(h, mask, cache=layer_cache, start=start, causal=causal)
+                states.append(h)
         if cache is not None:
             cache.length = start + ids.shape[-1]
         return torch.stack(states) if every_layer else h
@@ -270,17 +254,11 @@ class GPT1(nn.Module):
         cache=None,
     ) -> torch.Tensor:
         """Logits h_L W_eᵀ for every position, or only the last one (all that generation
-        needs) when last_only: (..., n, vocab) or (..., vocab). The arguments are checked
-        here, once, not in every layer; `cache` is a KVCache that the new tokens extend
-        (notebook 10)."""
-        self.check_inputs(ids, mask, 0 if cache is None else cache.length)
-        return self.forward_unchecked(ids, mask, last_only, cache=cache)
-
-    def forward_unchecked(self, ids, mask=None, last_only=False, *, cache=None) -> torch.Tensor:
-        """`forward` for arguments already checked (generation checks its prompt once)."""
-        h = self.hidden_states_unchecked(ids, mask, cache=cache)
+        needs) when last_only: (..., n, vocab) or (..., vocab). `cache` is a KVCache that the
+        new tokens extend (notebook 10)."""
+        h = self.hidden_states(ids, mask, cache=cache)
         if last_only:
-            h = h[..., -1, :]
+            h = h[..., -1, :]  # (..., n, d_model) -> (..., d_model)
         return self.logits(h)
 
     def logits(self, h: torch.Tensor) -> torch.Tensor:

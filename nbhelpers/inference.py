@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from .gpt1 import GPT1, check_gpt1, evaluating
 from .support.language import tr
-from .support.validation import check_token_ids, is_int, is_number
+from .support.validation import check_token_ids, checked, checking, is_int, is_number
 
 
 def check_sampling(temperature: float, top_k: int | None, vocab_size: int) -> None:
@@ -66,7 +66,8 @@ def filter_logits(logits: torch.Tensor, temperature: float = 1.0, top_k: int | N
 
     Notebook 09.
     """
-    check_sampling(temperature, top_k, logits.shape[-1])
+    if checking():
+        check_sampling(temperature, top_k, logits.shape[-1])
     logits = logits / temperature
     if top_k is not None and top_k < logits.shape[-1]:
         kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
@@ -87,37 +88,15 @@ def next_token_distribution(
     check_gpt1(model)
     check_sampling(temperature, top_k, model.config.vocab_size)
     model.check_ids(ids)
-    return _next_token_probs(model, ids, temperature, top_k)
-
-
-def _next_token_probs(model, ids, temperature, top_k) -> torch.Tensor:
-    with evaluating(model):
-        logits = model.forward_unchecked(ids, last_only=True)  # the caller checked ids
+    with evaluating(model), checked():
+        logits = model(ids, last_only=True)  # (..., vocab)
     return F.softmax(filter_logits(logits, temperature, top_k), dim=-1)
 
 
-def generate(
-    model: GPT1,
-    ids: torch.Tensor,
-    max_new_tokens: int,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    eos_id: int | None = None,
-    *,
-    generator: torch.Generator | None = None,
-) -> torch.Tensor:
-    """Extend ids (n,) or (B, n) by up to max_new_tokens sampled tokens, one at a time.
-
-    Each step samples from next_token_distribution(model, context, temperature, top_k), where
-    the context is the last n_ctx tokens (the window k of L1). Greedy decoding: top_k=1.
-    With eos_id, a sentence that has produced it gets eos_id from then on, and generation
-    stops once every sentence has. `generator` (a torch.Generator, on any device) makes the
-    samples reproducible.
-
-    Notebook 09.
-    """
+def check_generation(model, ids, max_new_tokens, temperature, top_k, eos_id, generator, cache):
+    """Every argument of `generate`, checked once (the tokens it adds are the model's own)."""
     check_gpt1(model)
-    model.check_ids(ids)  # once: the tokens it adds are the model's own, always in range
+    model.check_ids(ids)
     if ids.dim() > 2:
         raise ValueError(
             tr(
@@ -125,17 +104,10 @@ def generate(
                 ids_shape=tuple(ids.shape),
             )
         )
-    if not is_int(max_new_tokens):
-        raise TypeError(
-            tr(
-                "max_new_tokens must be an int, got {got_type}",
-                got_type=type(max_new_tokens).__name__,
-            )
-        )
-    if max_new_tokens < 0:
+    if not is_int(max_new_tokens) or max_new_tokens < 0:
         raise ValueError(
             tr(
-                "max_new_tokens must be >= 0, got {max_new_tokens}",
+                "max_new_tokens must be an int >= 0, got {max_new_tokens!r}",
                 max_new_tokens=max_new_tokens,
             )
         )
@@ -155,22 +127,83 @@ def generate(
                 got_type=type(generator).__name__,
             )
         )
+    n, n_ctx = ids.shape[-1], model.config.n_ctx
+    if cache and n + max_new_tokens > n_ctx:
+        raise ValueError(
+            tr(
+                "max_new_tokens={max_new_tokens} after a prompt of {n} tokens needs "
+                "{value} positions, but the context holds n_ctx={n_ctx}; use "
+                "max_new_tokens <= {value2}",
+                max_new_tokens=max_new_tokens,
+                n=n,
+                value=n + max_new_tokens,
+                n_ctx=n_ctx,
+                value2=n_ctx - n,
+            )
+        )
 
-    single = ids.dim() == 1
-    out = ids.unsqueeze(0) if single else ids
-    finished = torch.zeros(out.shape[0], dtype=torch.bool, device=out.device)
-    for _ in range(max_new_tokens):
-        context = out[:, -model.config.n_ctx :]
-        probs = _next_token_probs(model, context, temperature, top_k)
-        where = generator.device if generator is not None else probs.device
-        new = torch.multinomial(probs.to(where), 1, generator=generator).to(out.device)
-        if eos_id is not None:
-            new = new.masked_fill(finished.unsqueeze(1), eos_id)
-            finished |= new.squeeze(1) == eos_id
-        out = torch.cat([out, new], dim=1)
-        if eos_id is not None and finished.all():
-            break
-    return out.squeeze(0) if single else out
+
+def generate(
+    model: GPT1,
+    ids: torch.Tensor,
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    eos_id: int | None = None,
+    *,
+    generator: torch.Generator | None = None,
+    cache: bool = False,
+    return_logits: bool = False,
+):
+    """Extend ids (n,) or (B, n) by up to max_new_tokens tokens, one at a time: the one
+    generation loop of the course.
+
+    Each step takes the logits of the last position, divides them by T and keeps the top k
+    (next_token_distribution); greedy decoding (top_k=1) takes the argmax, anything else
+    samples (`generator`, a torch.Generator on any device, makes the samples reproducible).
+    Without a cache every step runs the model on the last n_ctx tokens (the window k of L1);
+    with cache=True the prompt runs once and each step runs the one new token against the
+    keys and values kept in a KVCache (notebook 10), which needs n + max_new_tokens <= n_ctx.
+    With eos_id, a sentence that has produced it gets eos_id from then on, and generation
+    stops once every sentence has. With return_logits, also the logits that chose each new
+    token, (..., steps, vocab).
+
+    Notebooks 09 and 10.
+    """
+    check_generation(model, ids, max_new_tokens, temperature, top_k, eos_id, generator, cache)
+    batch = ids.unsqueeze(0) if ids.dim() == 1 else ids  # (B, n)
+    out, chosen = batch, []
+    finished = torch.zeros(batch.shape[0], dtype=torch.bool, device=batch.device)
+    with evaluating(model, torch.inference_mode), checked():
+        if cache:
+            from .kv_cache import KVCache
+
+            kept = KVCache(model, batch.shape[0], batch.shape[-1] + max_new_tokens)
+        new = batch
+        for _ in range(max_new_tokens):
+            if cache:
+                last = model(new, last_only=True, cache=kept)  # (B, vocab)
+            else:
+                last = model(out[:, -model.config.n_ctx :], last_only=True)
+            chosen.append(last)
+            if top_k == 1:  # greedy: the argmax, no random draw
+                new = last.argmax(dim=-1, keepdim=True)
+            else:
+                probs = F.softmax(filter_logits(last, temperature, top_k), dim=-1)
+                where = generator.device if generator is not None else probs.device
+                new = torch.multinomial(probs.to(where), 1, generator=generator)
+                new = new.to(out.device)
+            if eos_id is not None:
+                new = new.masked_fill(finished.unsqueeze(1), eos_id)
+                finished |= new.squeeze(1) == eos_id
+            out = torch.cat([out, new], dim=1)  # (B, n + steps so far)
+            if eos_id is not None and finished.all():
+                break
+    out = out if ids.dim() == 2 else out.squeeze(0)
+    if not return_logits:
+        return out
+    logits = torch.stack(chosen, dim=-2) if chosen else batch.new_empty(0)  # (B, steps, V)
+    return out, (logits if ids.dim() == 2 else logits.squeeze(0))
 
 
 def log_likelihood(model: GPT1, ids: torch.Tensor, pad_id: int | None = None) -> torch.Tensor:

@@ -19,20 +19,11 @@ from __future__ import annotations
 
 import torch
 
-from .gpt1 import GPT1, evaluating
+from .gpt1 import GPT1, check_gpt1
+from .inference import generate
 from .support.checks import status
 from .support.language import tr
 from .support.validation import check_positive_int
-
-
-def _check_model(model) -> None:
-    if not isinstance(model, GPT1):
-        raise TypeError(
-            tr(
-                "model must be an nbhelpers GPT1, got {got_type}",
-                got_type=type(model).__name__,
-            )
-        )
 
 
 class LayerCache:
@@ -60,7 +51,7 @@ class KVCache:
     """
 
     def __init__(self, model: GPT1, batch: int, capacity: int):
-        _check_model(model)
+        check_gpt1(model)
         config = model.config
         check_positive_int("batch", batch)
         check_positive_int("capacity", capacity)
@@ -97,88 +88,28 @@ class KVCache:
         return f"KVCache(layers={len(self.layers)}, capacity={self.capacity})"
 
 
-def _check_generation_args(model, ids, max_new_tokens) -> torch.Tensor:
-    """Validate the arguments; return ids as a (B, n) batch."""
-    _check_model(model)
-    model.check_ids(ids)
-    if ids.dim() > 2:
-        raise ValueError(
-            tr(
-                "ids must have shape (n,) or (batch, n), got {ids_shape}",
-                ids_shape=tuple(ids.shape),
-            )
-        )
-    check_positive_int("max_new_tokens", max_new_tokens)
-    n, n_ctx = ids.shape[-1], model.config.n_ctx
-    if n + max_new_tokens > n_ctx:
-        raise ValueError(
-            tr(
-                "max_new_tokens={max_new_tokens} after a prompt of {n} tokens needs "
-                "{value} positions, but the context holds n_ctx={n_ctx}; use "
-                "max_new_tokens <= {value2}",
-                max_new_tokens=max_new_tokens,
-                n=n,
-                value=n + max_new_tokens,
-                n_ctx=n_ctx,
-                value2=n_ctx - n,
-            )
-        )
-    return ids if ids.dim() == 2 else ids.unsqueeze(0)
-
-
-def _finish(ids: torch.Tensor, tokens: torch.Tensor, logits: list, return_logits: bool):
-    out = tokens if ids.dim() == 2 else tokens.squeeze(0)
-    if not return_logits:
-        return out
-    stacked = torch.stack(logits, dim=-2)  # (B, steps, vocab)
-    return out, (stacked if ids.dim() == 2 else stacked.squeeze(0))
-
-
 def generate_without_cache(
     model: GPT1, ids: torch.Tensor, max_new_tokens: int, *, return_logits: bool = False
 ):
-    """Greedy generation that reruns the whole model on all tokens so far at every step.
-
-    ids (n,) or (B, n); returns (..., n + max_new_tokens), and with return_logits also the
-    logits that chose each new token, (..., max_new_tokens, vocab).
+    """Greedy generation that reruns the whole model on all tokens so far at every step:
+    generate(..., top_k=1). ids (n,) or (B, n); returns (..., n + max_new_tokens), and with
+    return_logits also the logits that chose each new token, (..., max_new_tokens, vocab).
 
     Notebook 10.
     """
-    batch = _check_generation_args(model, ids, max_new_tokens)
-    logits = []
-    with evaluating(model, torch.inference_mode):  # dropout would make the two differ
-        tokens = batch
-        for _ in range(max_new_tokens):
-            # (B, vocab): only the last row is needed; the ids were checked above
-            last = model.forward_unchecked(tokens, last_only=True)
-            logits.append(last)
-            tokens = torch.cat([tokens, last.argmax(dim=-1, keepdim=True)], dim=-1)
-    return _finish(ids, tokens, logits, return_logits)
+    return generate(model, ids, max_new_tokens, top_k=1, return_logits=return_logits)
 
 
 def generate_with_cache(
     model: GPT1, ids: torch.Tensor, max_new_tokens: int, *, return_logits: bool = False
 ):
-    """Greedy generation with a KVCache: the prompt runs once, then one token per step.
-
-    Same arguments and results as `generate_without_cache`.
+    """Greedy generation with a KVCache, the prompt run once and then one token per step:
+    generate(..., top_k=1, cache=True). Same arguments and results as
+    `generate_without_cache`.
 
     Notebook 10.
     """
-    batch = _check_generation_args(model, ids, max_new_tokens)
-    total = batch.shape[-1] + max_new_tokens
-    logits = []
-    with evaluating(model, torch.inference_mode):  # dropout would make the two differ
-        cache = KVCache(model, batch.shape[0], total)
-        tokens = torch.empty(batch.shape[0], total, dtype=batch.dtype, device=batch.device)
-        tokens[:, : batch.shape[-1]] = batch
-        new = batch
-        for step in range(max_new_tokens):
-            last = model.forward_unchecked(new, last_only=True, cache=cache)  # checked above
-            logits.append(last)
-            new = last.argmax(dim=-1, keepdim=True)
-            tokens[:, batch.shape[-1] + step] = new[:, 0]
-    return _finish(ids, tokens, logits, return_logits)
+    return generate(model, ids, max_new_tokens, top_k=1, cache=True, return_logits=return_logits)
 
 
 def check_cache_agrees(

@@ -1,7 +1,7 @@
-"""Multi-head attention: h heads computed in parallel, then Concat(head_1..head_h) W_O.
+"""Multi-head attention: h heads computed in parallel, then Concat(head_0..head_{h-1}) W_O.
 
-    head_i = Attention(X W_i^Q, X W_i^K, X W_i^V)
-    MultiHead(X) = Concat(head_1, ..., head_h) W_O
+    head_r = Attention(X W_r^Q, X W_r^K, X W_r^V)
+    MultiHead(X) = Concat(head_0, ..., head_{h-1}) W_O
 
 The h projections W_i^Q (d_model x d_head each) are stored side by side in one
 (d_model x d_model) matrix, so one matmul computes all heads' queries; split_heads then
@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import attention, fused_attention
+from .attention import attention, scaled_dot_product_attention
 from .masks import causal_mask
 from .support.language import tr
 from .support.validation import (
@@ -22,6 +22,8 @@ from .support.validation import (
     check_float_tensor,
     check_positive_int,
     check_probability,
+    checked,
+    checking,
 )
 
 
@@ -57,26 +59,31 @@ def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
 
     Notebook 05.
     """
-    check_float_tensor("x", x)
-    check_divisible(x.shape[-1], n_heads)
+    if checking():
+        check_float_tensor("x", x)
+        check_divisible(x.shape[-1], n_heads)
     *batch, n, d_model = x.shape
+    # (..., n, d_model) -> (..., n, h, d_head) -> (..., h, n, d_head)
     return x.view(*batch, n, n_heads, d_model // n_heads).transpose(-3, -2)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """(..., h, n, d_head) -> (..., n, h * d_head): Concat(head_1, ..., head_h).
+    """(..., h, n, d_head) -> (..., n, h * d_head): Concat(head_0, ..., head_{h-1}).
 
     Notebook 05.
     """
-    if isinstance(x, torch.Tensor) and x.dim() < 3:
-        raise ValueError(
-            tr(
-                "x must have at least 3 dimensions (..., h heads, n, d_head), got shape {x_shape}",
-                x_shape=tuple(x.shape),
+    if checking():
+        if isinstance(x, torch.Tensor) and x.dim() < 3:
+            raise ValueError(
+                tr(
+                    "x must have at least 3 dimensions (..., h heads, n, d_head), got shape "
+                    "{x_shape}",
+                    x_shape=tuple(x.shape),
+                )
             )
-        )
-    check_float_tensor("x", x, min_rank=3)
+        check_float_tensor("x", x, min_rank=3)
     *batch, h, n, d_head = x.shape
+    # (..., h, n, d_head) -> (..., n, h, d_head) -> (..., n, h * d_head)
     return x.transpose(-3, -2).reshape(*batch, n, h * d_head)
 
 
@@ -136,41 +143,35 @@ class MultiHeadAttention(nn.Module):
 
         With a `cache` (one layer of a KVCache), x holds the tokens at positions
         start .. start+n-1: their keys and values are stored, and the queries attend to all
-        m = start + n positions so far. The arguments are checked here; GPT1, which checks
-        its own once, calls `forward_unchecked`.
+        m = start + n positions so far. The arguments are checked here, unless the public
+        entry that runs this layer (GPT1.forward, generate) checked its own already.
         """
-        self.check_input(x)
-        self.check_mask(x, mask, start + x.shape[-2])
-        return self.forward_unchecked(
-            x, mask, return_weights, cache=cache, start=start, causal=causal
-        )
-
-    def forward_unchecked(
-        self, x, mask=None, return_weights=False, *, cache=None, start=0, causal=None
-    ):
-        """`forward` for arguments already checked."""
-        mask = self.per_head(x, mask)
-        q = split_heads(self.W_Q(x), self.n_heads)  # (..., h, n, d_head)
-        k = split_heads(self.W_K(x), self.n_heads)
-        v = split_heads(self.W_V(x), self.n_heads)
-        if cache is not None:
-            k, v = cache.store(start, k, v)  # every position so far: (..., h, m, d_head)
-        n, m = q.shape[-2], k.shape[-2]
-        causal = (self.causal if causal is None else causal) and n > 1  # one new query sees all
-        if causal and (mask is not None or return_weights or n != m):
-            # The kernel's is_causal aligns the queries top-left; cached queries are the *last*
-            # n of m positions, and a mask of our own must be combined with M: build M.
-            M = causal_mask(n, m, device=x.device, dtype=x.dtype)
-            mask, causal = (M if mask is None else mask + M), False
-        p = self.dropout if self.training else 0.0
-        if return_weights:
-            heads, weights = attention(q, k, v, mask)
-            if p:
-                weights = F.dropout(weights, p)
-                heads = weights @ v
-            return self.W_O(merge_heads(heads)), weights
-        heads = fused_attention(q, k, v, mask, is_causal=causal, dropout_p=p)
-        return self.W_O(merge_heads(heads))
+        if checking():
+            self.check_input(x)
+            self.check_mask(x, mask, start + x.shape[-2])
+        with checked():
+            mask = self.per_head(x, mask)
+            q = split_heads(self.W_Q(x), self.n_heads)  # (..., h, n, d_head)
+            k = split_heads(self.W_K(x), self.n_heads)
+            v = split_heads(self.W_V(x), self.n_heads)
+            if cache is not None:
+                k, v = cache.store(start, k, v)  # every position so far: (..., h, m, d_head)
+            n, m = q.shape[-2], k.shape[-2]
+            causal = (self.causal if causal is None else causal) and n > 1  # one new query: all
+            if causal and (mask is not None or return_weights or n != m):
+                # The kernel's is_causal aligns the queries top-left; cached queries are the
+                # *last* n of m positions, and a mask of our own must be combined with M.
+                M = causal_mask(n, m, device=x.device, dtype=x.dtype)
+                mask, causal = (M if mask is None else mask + M), False
+            p = self.dropout if self.training else 0.0
+            if return_weights:
+                heads, weights = attention(q, k, v, mask)  # (..., h, n, d_head), (..., h, n, m)
+                if p:
+                    weights = F.dropout(weights, p)
+                    heads = weights @ v
+                return self.W_O(merge_heads(heads)), weights  # (..., n, d_model)
+            heads = scaled_dot_product_attention(q, k, v, mask, is_causal=causal, dropout_p=p)
+            return self.W_O(merge_heads(heads))  # Concat(head_0 .. head_{h-1}) W_O
 
     def per_head(self, x, mask) -> torch.Tensor | None:
         """The mask for the (..., h, n, m) scores, in x's dtype: a per-sentence mask (same

@@ -104,7 +104,7 @@ def test_log_likelihood_ignores_padding(model):
         (lambda m: next_token_distribution(m, IDS, top_k=VOCAB + 1), "top_k must be <="),
         (lambda m: next_token_distribution(m, IDS.float()), "integer token ids"),
         (lambda m: generate(m, torch.ones(N_CTX + 1, dtype=torch.long), 2), "n_ctx"),
-        (lambda m: generate(m, IDS, -1), "max_new_tokens must be >= 0"),
+        (lambda m: generate(m, IDS, -1), "max_new_tokens must be an int >= 0"),
         (lambda m: generate(m, IDS, 2, temperature=0.0), "top_k=1"),
         (lambda m: generate(m, IDS, 2, top_k=0), "top_k"),
         (lambda m: generate(m, IDS, 2, eos_id=VOCAB), "eos_id"),

@@ -79,11 +79,18 @@ def test_cache_memory_is_two_tensors_per_layer():
     assert repr(cache) == "KVCache(layers=2, capacity=10)"
 
 
-@pytest.mark.parametrize("generate", [generate_with_cache, generate_without_cache])
-def test_prompt_plus_new_tokens_longer_than_the_context_is_named(generate):
+def test_prompt_plus_new_tokens_longer_than_the_context_is_named_with_a_cache():
     model = make_model()
     with pytest.raises(ValueError, match=r"max_new_tokens=20 .*n_ctx=24.*<= 19"):
-        generate(model, prompt(5), 20)
+        generate_with_cache(model, prompt(5), 20)
+    # without a cache the window slides: the last n_ctx tokens are the context
+    assert generate_without_cache(model, prompt(5), 20).shape == (25,)
+
+
+@pytest.mark.parametrize("generate", [generate_with_cache, generate_without_cache])
+def test_no_new_tokens_gives_the_prompt_back(generate):
+    ids = prompt(5)
+    assert torch.equal(generate(make_model(), ids, 0), ids)
 
 
 @pytest.mark.parametrize("generate", [generate_with_cache, generate_without_cache])
@@ -94,8 +101,8 @@ def test_prompt_plus_new_tokens_longer_than_the_context_is_named(generate):
         (torch.tensor([1.0, 2.0]), 3, "ids must hold integer token ids"),
         (torch.zeros(2, 2, 3, dtype=torch.long), 3, r"ids must have shape \(n,\) or"),
         (torch.zeros(30, dtype=torch.long), 1, "n_ctx=24"),
-        (torch.tensor([1, 2]), 0, "max_new_tokens must be a positive int"),
-        (torch.tensor([1, 2]), 2.0, "max_new_tokens must be a positive int"),
+        (torch.tensor([1, 2]), -1, "max_new_tokens must be an int >= 0"),
+        (torch.tensor([1, 2]), 2.0, "max_new_tokens must be an int >= 0"),
     ],
 )
 def test_bad_input_names_the_argument(generate, ids, max_new_tokens, message):
@@ -104,7 +111,7 @@ def test_bad_input_names_the_argument(generate, ids, max_new_tokens, message):
 
 
 def test_model_must_be_a_gpt1():
-    with pytest.raises(TypeError, match="model must be an nbhelpers GPT1"):
+    with pytest.raises(TypeError, match="model must be a GPT1"):
         generate_with_cache(torch.nn.Linear(2, 2), prompt(), 2)
 
 

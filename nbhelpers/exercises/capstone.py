@@ -88,7 +88,6 @@ class AsBlockAttention(nn.Module):
         out = as_part("attention", self.attention, h)
         return out[0] if isinstance(out, tuple) else out
 
-    forward_unchecked = forward  # as a block inside nbhelpers' GPT1 calls it
 
 
 class AsPart(nn.Module):

@@ -40,6 +40,7 @@ from ..support.validation import (
     check_positive_int,
     check_positive_number,
     check_seed,
+    checked,
     is_int,
     is_number,
 )
@@ -202,16 +203,17 @@ def _fine_tune(settings: FineTuningSettings, data):
     batch = min(settings.batch_size, settings.n_labelled)
     classifier.train()
     start = time.perf_counter()
-    for _ in range(settings.steps):
-        rows = torch.randperm(settings.n_labelled, generator=generator)[:batch]
-        ids = train_ids[rows]
-        ids = ids[:, : int((ids != tokenizer.pad_id).sum(1).max())]  # drop all-<PAD> columns
-        loss = fine_tuning_loss(
-            classifier, ids, train_labels[rows], lam=settings.lam, pad_id=tokenizer.pad_id
-        )
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+    with checked():  # the encoded ids fit the model: no check in every step
+        for _ in range(settings.steps):
+            rows = torch.randperm(settings.n_labelled, generator=generator)[:batch]
+            ids = train_ids[rows]
+            ids = ids[:, : int((ids != tokenizer.pad_id).sum(1).max())]  # drop all-<PAD> columns
+            loss = fine_tuning_loss(
+                classifier, ids, train_labels[rows], lam=settings.lam, pad_id=tokenizer.pad_id
+            )
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
     seconds = time.perf_counter() - start
     result = FineTuningResult(settings, accuracy(classifier, test_ids, test_labels), seconds)
     return result, classifier

@@ -3,10 +3,33 @@ instead of a shape-mismatch trace from deep inside torch or a silent NaN."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import numpy as np
 import torch
 
 from .language import tr
+
+# Arguments are checked once, at the public entry a learner calls (GPT1.forward, generate,
+# MultiHeadAttention.forward); what that entry runs inside `checked()` skips the checks of
+# the layers it calls, so a forward pass does not check (and sync to the host) in every layer.
+_CHECKED = contextvars.ContextVar("nbhelpers_arguments_checked", default=False)
+
+
+@contextlib.contextmanager
+def checked():
+    """Inside: the arguments were checked by the public entry that opened the block."""
+    token = _CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+
+
+def checking() -> bool:
+    """Whether a public entry must check its arguments: False inside `checked()`."""
+    return not _CHECKED.get()
 
 
 def is_int(value) -> bool:
