@@ -14,12 +14,11 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-# Run after the last cell, in the same kernel: the kernel's peak resident set size so far.
-# ru_maxrss is in KiB on Linux and in bytes on macOS.
+# Run after the last cell, in the same kernel: the kernel's peak resident set size over its
+# whole run (nbhelpers' peak_memory resets the kernel's own peak figure on the way).
 PEAK_RSS_CELL = """\
-import resource as _resource, sys as _sys
-_peak = _resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss
-print(_peak if _sys.platform == "darwin" else _peak * 1024)
+from nbhelpers.support.benchmarking import process_peak_bytes as _peak
+print(_peak())
 """
 BENCHMARKS = Path(__file__).resolve().parent
 # Run at the kernel's start, before the first cell (so execution counts do not move), and

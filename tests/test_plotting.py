@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from layout import cell_texts
 from nbhelpers import HeatmapCanvas, attention_heatmap, figure_to_png
 from nbhelpers.figures import BarCanvas
+from nbhelpers.figures.style import course_font
 
 TOKENS = ["犬", "が", "河岸", "を", "歩く"]
 
@@ -18,10 +19,16 @@ TOKENS = ["犬", "が", "河岸", "を", "歩く"]
 def test_japanese_sentence_renders_without_missing_glyphs():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "Glyph ... missing from font" is a UserWarning
-        figure = Figure()
-        figure.add_subplot().set_title("犬が河岸を歩く")
-        figure_to_png(figure)
         figure_to_png(attention_heatmap(np.eye(5), TOKENS, TOKENS, title="犬が河岸を歩く"))
+
+        # a figure of one's own, made in the course's font (its texts take it when made)
+        @course_font
+        def own():
+            figure = Figure()
+            figure.add_subplot().set_title("犬が河岸を歩く")
+            return figure
+
+        figure_to_png(own())
 
 
 def test_heatmap_is_a_pure_figure_with_colorbar_and_annotations():

@@ -3,7 +3,6 @@ picture, and what the readout says matches the numbers behind it."""
 
 from __future__ import annotations
 
-import matplotlib
 import numpy as np
 import pytest
 
@@ -12,7 +11,7 @@ from layout import layout_problems
 from nbhelpers import BPEExplorer, FineTuningCurvesExplorer, TaskInputExplorer
 from nbhelpers.experiments.fine_tuning import load_curves
 from nbhelpers.figures.sprite_text import sprite
-from nbhelpers.figures.tokens import LINE_UNITS, TOKEN_PT, wrap_tokens
+from nbhelpers.figures.tokens import LINE_UNITS, wrap_tokens
 from nbhelpers.widgets.fine_tuning import KINDS, task_rows
 
 
@@ -70,11 +69,10 @@ def test_each_token_of_a_task_fits_inside_its_box(kind):
     explorer = TaskInputExplorer(kind, example=3)
     canvas = explorer.canvas
     renderer = canvas.canvas.get_renderer()
-    family = tuple(matplotlib.rcParams["font.family"])
     words, boxes = canvas.words.get_texts(), canvas.ax.patches
     assert len(words) == len(boxes) == sum(len(r) for r in explorer.rows())
     for word, box in zip(words, boxes, strict=True):
-        ink = sprite(word, "black", TOKEN_PT, canvas.figure.dpi, family).shape[1]
+        ink = sprite(word, "black", canvas.words.fontproperties, canvas.figure.dpi).shape[1]
         assert ink + 2 <= box.get_window_extent(renderer).width, word
 
 

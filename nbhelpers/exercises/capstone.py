@@ -89,7 +89,6 @@ class AsBlockAttention(nn.Module):
         return out[0] if isinstance(out, tuple) else out
 
 
-
 class AsPart(nn.Module):
     """A block of the learner's, its errors named "block"."""
 

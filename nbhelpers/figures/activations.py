@@ -9,9 +9,10 @@ from matplotlib.figure import Figure
 from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, to_numpy
-from .style import LIGHT_GREY
+from .style import LIGHT_GREY, course_font
 
 
+@course_font
 def activation_figure(grid=None, *, figsize: tuple[float, float] = (8.4, 3.2)) -> Figure:
     """Left: ReLU, exact GELU and tanh GELU on `grid` (default [-4, 4]); right: how far the
     tanh approximation is from the exact GELU, on a scale a thousand times finer."""

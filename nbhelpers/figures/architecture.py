@@ -13,7 +13,7 @@ from matplotlib.patches import Circle, FancyBboxPatch
 from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
-from .style import GREY, PALE_GREY
+from .style import GREY, PALE_GREY, course_font
 
 ATTENTION, CROSS, FFN, EMBEDDING = SERIES_COLOURS
 NORM = "#7a7a7a"
@@ -96,6 +96,7 @@ def named_box(ax, x, y, width, name, maths, colour, *, detail=None, name_width=0
         ax.text(left + name_width, y, maths, ha="left", va="center", fontsize=10)
 
 
+@course_font
 def gpt1_block_figure() -> Figure:
     """GPT1's forward pass from the token ids to the logits, every part labelled with its
     attribute in nbhelpers/gpt1.py and the formula beside it: h_0 = U W_e + W_p, then L
@@ -207,6 +208,7 @@ def stack(ax, x, layers, *, width=2.6, frame=None, repeat=None) -> None:
         ax.text(x + width / 2 + 0.1, top - 0.06, repeat, ha="right", va="top", fontsize=11)
 
 
+@course_font
 def transformer_vs_gpt1_figure() -> Figure:
     """Left: the original Transformer (Vaswani et al., 2017), an encoder (unmasked
     self-attention, FFN) whose output feeds the decoder's cross-attention, and a decoder

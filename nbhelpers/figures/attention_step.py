@@ -35,7 +35,7 @@ from .canvas import (
     to_numpy,
 )
 from .sprite_text import CellNumbers, SpriteTexts
-from .style import cell_text_colours
+from .style import cell_text_colours, course_font
 
 # Axis limits move along a ladder (times powers of ten): round numbers on the axes, and bars
 # that still fill a good part of their panel.
@@ -311,6 +311,7 @@ class AttentionStepCanvas(Canvas):
         return pixels_to_png(pixels[..., :3])
 
 
+@course_font
 def attention_step_figure(*args, **kwargs) -> Figure:
     """A new Figure of one query's attention step, with AttentionStepCanvas.draw's arguments
     (scores, weights, values, query, row_labels, col_labels, title); see the class for the

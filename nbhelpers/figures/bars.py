@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from ..support.language import tr, translate
 from .canvas import DPI, MIN_FONT_PT, Blitter, Canvas, Layers, pixels_to_png, to_numpy
-from .style import SERIES
+from .style import SERIES, course_font
 
 SERIES_COLOURS = SERIES
 ANNOTATE_MAX_BARS = 24
@@ -135,6 +135,7 @@ class BarCanvas(Canvas):
         return pixels_to_png(self._layers.frame(shows)[..., :3])
 
 
+@course_font
 def bar_chart(series, labels, **kwargs) -> Figure:
     """A new Figure of (grouped) bars; see BarCanvas.draw for the arguments."""
     return BarCanvas().draw(series, labels, **kwargs)

@@ -12,9 +12,10 @@ from ..support.language import tr, translate
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, to_numpy
-from .style import GREY, LIGHT_GREY, MID_GREY
+from .style import GREY, LIGHT_GREY, MID_GREY, course_font
 
 
+@course_font
 def kv_cache_diagram(steps: int = 4, *, title: str | None = None) -> Figure:
     """One column per generation step t: the cached keys and values of tokens 0 .. t − 1
     (grey, computed at earlier steps), the new token's k_t and v_t (coloured, computed
@@ -50,6 +51,7 @@ def kv_cache_diagram(steps: int = 4, *, title: str | None = None) -> Figure:
     return figure
 
 
+@course_font
 def online_softmax_figure(scores, block: int, *, title: str | None = None) -> Figure:
     """One query's scores, visited `block` keys at a time as the flash kernel does: bars of
     the scores, one shade per block, and after each block the running maximum m and the

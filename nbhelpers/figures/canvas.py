@@ -2,15 +2,15 @@
 
 Figures never touch pyplot's state: each owns a matplotlib Figure on its own Agg canvas.
 Widgets show them as PNG bytes in an ipywidgets.Image; a notebook cell shows one with
-`show_figure`. Importing this module sets up a Japanese-capable font (IPAexGothic, via
-matplotlib-fontja) so that labels such as 犬 / が / 河岸 render without missing glyphs.
+`show_figure`. Every figure is made and rendered in the course's font (style.course_font),
+without changing the process's rcParams.
 """
 
 from __future__ import annotations
 
+import inspect
 import io
 
-import matplotlib_fontja  # noqa: F401  (sets rcParams["font.family"] to IPAexGothic on import)
 import numpy as np
 import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from ..support.language import tr
 from ..support.validation import is_int
+from .style import course_font
 
 # Every figure is rendered at DPI and no text is smaller than MIN_FONT_PT, so that figures
 # stay sharp and legible at 100 % zoom (72 dpi was blurry and its 7-pt text too small).
@@ -38,6 +39,7 @@ def to_numpy(values) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
+@course_font
 def figure_to_png(figure: Figure) -> bytes:
     """Render a Figure to PNG bytes (what an ipywidgets.Image displays)."""
     buffer = io.BytesIO()
@@ -107,6 +109,7 @@ def check_row_index(name: str, index, rows: int) -> None:
         )
 
 
+@course_font
 def annotation_fits(ax, rows: int, cols: int, *, sample: str = "-0.00") -> bool:
     """Whether `sample` at MIN_FONT_PT fits in each of the rows x cols cells of `ax` as laid
     out now, so that cell annotations are dropped rather than shrunk below legibility."""
@@ -141,6 +144,7 @@ def _inside(box, frame) -> bool:
     return frame.x0 <= box.x0 <= box.x1 <= frame.x1 and frame.y0 <= box.y0 <= box.y1 <= frame.y1
 
 
+@course_font
 def keep_labels_apart(figure: Figure, labels, offsets=LABEL_OFFSETS) -> None:
     """Move each annotation (placed with textcoords="offset points") to the first offset
     where it stays inside its axes and overlaps no label placed before it (else the first
@@ -171,6 +175,14 @@ class Canvas:
     slider-driven widgets keep one canvas and change what its artists show.
     """
 
+    def __init_subclass__(cls, **kwargs):
+        # Each canvas makes and redraws its texts in the course's font.
+        super().__init_subclass__(**kwargs)
+        for name, value in list(vars(cls).items()):
+            if inspect.isfunction(value) and (name == "__init__" or not name.startswith("__")):
+                setattr(cls, name, course_font(value))
+
+    @course_font
     def __init__(self, *, figsize: tuple[float, float] | None = None, dpi: int = DPI):
         self.figure = Figure(figsize=figsize, dpi=dpi)
         self.canvas = FigureCanvasAgg(self.figure)
@@ -203,6 +215,7 @@ class Blitter:
         if not self._rendering:
             self._backgrounds.clear()
 
+    @course_font
     def frame(self, shows, artists) -> np.ndarray:
         """The canvas, (height, width, 4) RGBA, after painting `artists` over the background,
         which is rendered again only when none kept shows `shows` (whatever it depends on:

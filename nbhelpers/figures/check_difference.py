@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from ..support.language import tr
 from .canvas import Canvas, to_numpy
-from .style import PALE_GREY
+from .style import PALE_GREY, course_font
 
 BLOCKED = PALE_GREY  # -inf (a masked entry), the same grey as the heatmaps' masked cells
 
@@ -25,6 +25,7 @@ def first_matrix(expected, got) -> tuple[np.ndarray, np.ndarray]:
     return e2[worst], g2[worst]
 
 
+@course_font
 def check_difference_figure(expected, got, *, title: str | None = None) -> Figure:
     """Expected, yours, and |yours - expected| as three heatmaps of one shared size. -inf is
     drawn grey in the first two; the third marks where one side is infinite or NaN and the

@@ -13,6 +13,7 @@ from ..experiments.deep_stack import StackProfile
 from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
+from .style import course_font
 
 # One style per wiring, (residual, layer_norm, pre_ln): GPT-1's block drawn boldest.
 STYLES = {
@@ -106,6 +107,7 @@ def note_hidden(ax, profiles: list[StackProfile], field: str) -> None:
                 fontsize=9, color=colour)  # fmt: skip
 
 
+@course_font
 def deep_stack_figure(profiles: Sequence[StackProfile]) -> Figure:
     """Three quantities per layer on log scales, one curve per variant. Top row: the full
     range (the plain stack's numbers fall by about a hundred decades); bottom row: the same

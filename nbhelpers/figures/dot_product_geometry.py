@@ -13,7 +13,7 @@ from ..support.language import tr
 from ..support.validation import is_number
 from .bars import SERIES_COLOURS
 from .canvas import Blitter, Canvas, pixels_to_png, to_numpy
-from .style import GREY, INK, LIGHT_GREY
+from .style import GREY, INK, LIGHT_GREY, course_font
 
 Q_COLOUR, K_COLOUR = SERIES_COLOURS[0], SERIES_COLOURS[1]
 POSITIVE_SHADE, NEGATIVE_SHADE = "#e6f2e8", "#f7e4e6"
@@ -300,6 +300,7 @@ def _place(text, anchor, direction) -> None:
     text.set_va("bottom" if direction[1] > 0.3 else "top" if direction[1] < -0.3 else "center")
 
 
+@course_font
 def dot_product_geometry_figure(q, k, **draw_options) -> Figure:
     """A new Figure of q·k = |q| |k| cos θ for two 2-D vectors; see
     DotProductGeometryCanvas.draw for the options (extent, score_limit, title)."""

@@ -35,6 +35,7 @@ from .canvas import (
     to_numpy,
 )
 from .sprite_text import CellNumbers
+from .style import course_font
 
 POSITION_COLOURS = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2")
 FADE_ALPHA = 0.7  # how much the rows of W_e that no token selects are washed out
@@ -292,6 +293,7 @@ class EmbeddingCanvas(Canvas):
         )
 
 
+@course_font
 def embedding_figure(
     ids, W_e, W_p, vocab: Sequence, *, figsize: tuple[float, float] = (11.0, 3.6), **draw_options
 ) -> Figure:

@@ -11,9 +11,10 @@ from matplotlib.patches import Rectangle
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
-from .style import GREY, MID_GREY
+from .style import GREY, MID_GREY, course_font
 
 
+@course_font
 def generation_loop_figure(tokens: Sequence[str], *, title: str | None = None) -> Figure:
     """Row t: the context tokens 0 .. t fed to the model, an arrow, and the token it picks,
     which row t + 1 feeds back in; `tokens` is a whole generated sentence from <SOS>."""

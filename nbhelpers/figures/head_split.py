@@ -11,7 +11,7 @@ from ..support.language import tr, translate
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
-from .style import GREY
+from .style import GREY, course_font
 
 HEAD_COLOURS = (*SERIES_COLOURS, "#7a4fa3", "#8c6d31", "#4a8a8c", "#a35f7a")
 
@@ -27,6 +27,7 @@ def _matrix(ax, x, y, columns, n_heads, width, height, *, split=False, gap=0.0):
     return x + width + (gap * (n_heads - 1) if split else 0.0)
 
 
+@course_font
 def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None = None) -> Figure:
     """Q = X W^Q (n, d_model) -> view and transpose to (n_h, n, d_head) -> one attention per
     head -> transpose back and merge to (n, d_model) -> W_O. Head r owns the feature columns

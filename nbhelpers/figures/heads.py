@@ -38,7 +38,7 @@ from .canvas import (
     to_numpy,
 )
 from .sprite_text import CellNumbers
-from .style import cell_text_colours
+from .style import cell_text_colours, course_font
 
 GRID_COLUMNS = 4
 HIGHLIGHT = "#d62728"
@@ -389,6 +389,7 @@ class HeadGridCanvas(Canvas):
         return pixels_to_png(pixels)
 
 
+@course_font
 def head_grid_figure(head_weights, concat, output, tokens=None, **kwargs) -> Figure:
     """A new Figure of per-head weights, Concat(heads) and output; see HeadGridCanvas.draw."""
     return HeadGridCanvas().draw(head_weights, concat, output, tokens, **kwargs)

@@ -23,7 +23,7 @@ from .canvas import (
     to_numpy,
 )
 from .sprite_text import CellNumbers
-from .style import BLOCKED, cell_text_colours
+from .style import BLOCKED, cell_text_colours, course_font
 
 
 class HeatmapCanvas(Canvas):
@@ -170,6 +170,7 @@ class HeatmapCanvas(Canvas):
         return pixels_to_png(self._layers.frame(self._image.get_clim())[..., :3])
 
 
+@course_font
 def attention_heatmap(
     weights,
     row_labels: Sequence | None = None,
@@ -195,6 +196,7 @@ def attention_heatmap(
     return canvas.draw(weights, row_labels, col_labels, **draw_options)
 
 
+@course_font
 def attention_heatmaps(
     weights,
     labels: Sequence,

@@ -12,6 +12,7 @@ from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, ScalarForm
 from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
+from .style import course_font
 
 RECOMPUTE_STYLE = dict(linestyle="-", marker="o")
 CACHED_STYLE = dict(linestyle="--", marker="s")
@@ -39,6 +40,7 @@ def _series(name: str, values, count: int) -> np.ndarray:
     return values
 
 
+@course_font
 def kv_cache_figure(
     lengths: Sequence[int],
     recompute: Mapping[str, Sequence[float]],

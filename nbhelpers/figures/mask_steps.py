@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from ..support.language import tr, translate
 from .canvas import MASKED_COLOUR, Canvas, check_labels, to_numpy
+from .style import course_font
 
 
 def _text_colour(value: float, norm, cmap) -> str:
@@ -18,6 +19,7 @@ def _text_colour(value: float, norm, cmap) -> str:
     return "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
 
 
+@course_font
 def mask_steps_figure(
     S, M, tokens: Sequence[str] | None = None, *, title: str | None = None
 ) -> Figure:

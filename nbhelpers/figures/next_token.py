@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 
 from ..support.language import tr, translate
 from .bars import BarCanvas
+from .style import course_font
 
 
 def top_tokens(model_probs: torch.Tensor, true_probs: torch.Tensor | None, top: int) -> list[int]:
@@ -18,6 +19,7 @@ def top_tokens(model_probs: torch.Tensor, true_probs: torch.Tensor | None, top: 
     return order[: min(top, score.numel())]
 
 
+@course_font
 def next_token_figure(
     model_probs,
     true_probs,

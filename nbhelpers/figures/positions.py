@@ -9,8 +9,10 @@ from matplotlib.figure import Figure
 
 from ..support.language import tr, translate
 from .canvas import Canvas, to_numpy
+from .style import course_font
 
 
+@course_font
 def position_embedding_figure(W_p, *, title: str | None = None) -> Figure:
     """Left: W_p itself, one row per position (n_ctx × d_model). Right: the cosine
     similarity of every pair of rows: a band along the diagonal means neighbouring

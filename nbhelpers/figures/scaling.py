@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import DPI, MIN_FONT_PT, to_numpy
-from .style import BLOCKED
+from .style import BLOCKED, course_font
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -32,6 +32,7 @@ def _finish_loglog(figure: Figure, ax, *, xlabel: str, ylabel: str, title: str) 
     figure.tight_layout()
 
 
+@course_font
 def loglog_figure(
     series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     *,
@@ -83,6 +84,7 @@ def loglog_figure(
     return figure
 
 
+@course_font
 def against_dk_figure(
     d_ks: Sequence[int],
     series: Mapping[str, Sequence[float]],

@@ -9,9 +9,10 @@ from ..support.language import tr
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
-from .style import GREY, INK
+from .style import GREY, INK, course_font
 
 
+@course_font
 def shape_flow_figure(n: int, d_model: int, d_k: int, d_v: int) -> Figure:
     """Boxes for X, Q, K, V, S, A and O labelled with their shapes for a sentence of n
     tokens, joined by arrows labelled with the operation that makes each one."""

@@ -11,9 +11,10 @@ from matplotlib.figure import Figure
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, check_labels, keep_labels_apart, to_numpy
-from .style import MID_GREY, PALE_GREY
+from .style import MID_GREY, PALE_GREY, course_font
 
 
+@course_font
 def softmax_curve_figure(
     scores, labels: Sequence[str] | None = None, *, title: str | None = None
 ) -> Figure:

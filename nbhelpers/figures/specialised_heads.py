@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from ..experiments.head_specialisation import head_shares
 from ..support.language import tr, translate
 from .canvas import DPI, MASKED_COLOUR, MIN_FONT_PT, Canvas, annotation_fits, to_numpy
-from .style import RED
+from .style import RED, course_font
 
 ROLE_COLOURS = {"previous token": "#1f5fa8", "first token": RED}
 
@@ -39,6 +39,7 @@ def _cell_text(weight: float) -> str:
     return {"0.00": "0", "1.00": "1"}.get(shown, shown.removeprefix("0"))
 
 
+@course_font
 def specialised_heads_figure(
     weights, names: Sequence[str] | None = None, *, causal: bool = True
 ) -> Figure:
@@ -106,6 +107,7 @@ def specialised_heads_figure(
     return figure
 
 
+@course_font
 def accuracy_by_step_figure(curves: Mapping[str, tuple[Sequence[int], Sequence[float]]]) -> Figure:
     """Held-out accuracy against the training step, one line per {label: (steps, accuracy)},
     e.g. h = 1 against h = 2 trained with the same budget."""

@@ -23,17 +23,24 @@ from matplotlib.font_manager import FontProperties
 ANCHORS = {"center": 0.5, "bottom": 0.0, "top": 1.0}
 
 
+def sprite(text: str, colour: str, prop: FontProperties, dpi: float) -> np.ndarray:
+    """The RGBA bitmap of `text` in `colour` and the font `prop`, cropped to its ink, drawn by
+    Agg's own text drawing; cached on everything that changes its pixels, the rcParams that
+    Agg reads when it draws text included."""
+    hinting = tuple(matplotlib.rcParams[k] for k in ("text.hinting", "text.hinting_factor"))
+    antialiased = matplotlib.rcParams["text.antialiased"]
+    return _sprite(text, colour, prop.copy(), dpi, hinting, antialiased)
+
+
 @functools.lru_cache(maxsize=8192)
-def sprite(text: str, colour: str, fontsize: float, dpi: float, family: tuple) -> np.ndarray:
-    """The RGBA bitmap of `text` in `colour`, cropped to its ink, rendered once by Agg's own
-    text drawing (the font as for any Text; `family` keys the cache on rcParams)."""
-    prop = FontProperties(family=list(family), size=fontsize)
+def _sprite(text, colour, prop, dpi, hinting, antialiased) -> np.ndarray:
     scratch = RendererAgg(1, 1, dpi)
     width, height, _ = scratch.get_text_width_height_descent(text, prop, ismath=False)
-    margin = int(fontsize)  # room on every side for glyphs that overhang their box
+    margin = int(prop.get_size_in_points())  # room on every side for overhanging glyphs
     renderer = RendererAgg(int(width) + 2 * margin, int(height) + 2 * margin, dpi)
     gc = renderer.new_gc()
     gc.set_foreground(colour)
+    gc.set_antialiased(antialiased)  # as a Text draws, from rcParams["text.antialiased"]
     renderer.draw_text(gc, margin, margin + height, text, prop, 0.0)  # y: the baseline, down
     gc.restore()
     pixels = np.asarray(renderer.buffer_rgba())
@@ -51,6 +58,8 @@ class SpriteTexts(matplotlib.artist.Artist):
     def __init__(self, ax, fontsize: float):
         super().__init__()
         self.fontsize = float(fontsize)
+        # the font as a Text made here would have it (the course's, in its figures), kept
+        self.fontproperties = FontProperties(size=self.fontsize)
         self.set_zorder(3)  # above images and bars, like a Text
         self._positions = np.zeros((0, 2))
         self._texts: list[str] = []
@@ -77,7 +86,6 @@ class SpriteTexts(matplotlib.artist.Artist):
     def draw(self, renderer) -> None:
         if not self.get_visible() or not self._texts:
             return
-        family = tuple(matplotlib.rcParams["font.family"])
         points = self.axes.transData.transform(self._positions)  # pixels, y upwards
         gc = renderer.new_gc()
         gc.set_clip_rectangle(self.axes.bbox)
@@ -86,7 +94,7 @@ class SpriteTexts(matplotlib.artist.Artist):
         ):
             if not text:
                 continue
-            bitmap = sprite(text, colour, self.fontsize, renderer.dpi, family)
+            bitmap = sprite(text, colour, self.fontproperties, renderer.dpi)
             height, width = bitmap.shape[:2]
             bottom = y - height * ANCHORS[anchor]
             # draw_image's y is the image's bottom side, and its row 0 is the bottom.

@@ -1,9 +1,36 @@
-"""The course's colours, and the one rule for text drawn on a coloured cell: every figure
-takes them from here, so a colour means the same thing in every notebook."""
+"""The course's colours, its font, and the one rule for text drawn on a coloured cell: every
+figure takes them from here, so a colour means the same thing in every notebook.
+
+The font is IPAexGothic (matplotlib-fontja), so that 犬 / が / 河岸 render without missing
+glyphs. The course's figures use it through `course_font` (around each figure builder, each
+canvas's methods and each render) and leave the process's rcParams as they were: a learner's
+own pyplot figures keep their font.
+"""
 
 from __future__ import annotations
 
+import functools
+
+import matplotlib
 import numpy as np
+
+_family = list(matplotlib.rcParams["font.family"])
+import matplotlib_fontja  # noqa: E402  (registers IPAexGothic with matplotlib, and sets it)
+
+matplotlib.rcParams["font.family"] = _family  # ... which the course leaves as it found it
+COURSE_RC = {"font.family": [matplotlib_fontja.matplotlib_fontja.FONT_NAME]}
+
+
+def course_font(fn):
+    """`fn` run with the course's font: texts made (or laid out, or rendered) inside use it."""
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        with matplotlib.rc_context(COURSE_RC):
+            return fn(*args, **kwargs)
+
+    return wrapped
+
 
 # Series in a fixed order (blue, orange, green, red): the first series of any figure is blue.
 SERIES = ("#3b6ea8", "#e08a2c", "#4c9a5b", "#b5495b")

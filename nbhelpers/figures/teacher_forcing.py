@@ -11,9 +11,10 @@ from matplotlib.patches import Rectangle
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import MASKED_COLOUR, Canvas
-from .style import BLOCKED, GREY
+from .style import BLOCKED, GREY, course_font
 
 
+@course_font
 def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -> Figure:
     """Row i: the tokens position i may attend to (0 .. i, coloured) and those the mask
     hides (greyed, ×), then the token it is trained to predict, token i + 1. Positions are

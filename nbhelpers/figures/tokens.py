@@ -13,7 +13,7 @@ from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import Blitter, Canvas, pixels_to_png
 from .sprite_text import SpriteTexts
-from .style import MID_GREY, PALE_GREY
+from .style import MID_GREY, PALE_GREY, course_font
 
 
 def name_of(key: str) -> str:
@@ -146,6 +146,7 @@ class TokenRowsCanvas(Canvas):
         return self.figure
 
 
+@course_font
 def token_rows_figure(
     rows: Sequence[Sequence], labels: Sequence[str], *, title: str | None = None
 ) -> Figure:
@@ -252,6 +253,7 @@ def _bpe_figsize(lines: int) -> tuple[float, float]:
     return (11.5, 0.5 * lines + 2.0)
 
 
+@course_font
 def bpe_figure(
     bpe, sentences: Sequence[str], n_merges: int, corpus: Sequence[str], *, curve=None
 ) -> Figure:
@@ -352,6 +354,7 @@ class FineTuningCurvesCanvas(Canvas):
         return pixels_to_png(self._blitter.frame(shows, self._moving)[..., :3])
 
 
+@course_font
 def fine_tuning_curves_figure(
     runs: Sequence[dict], task: str, lam: float, n_labelled: int | None = None
 ) -> Figure:

@@ -10,9 +10,10 @@ from matplotlib.figure import Figure
 from ..experiments.pretraining import TrainingHistory
 from ..support.language import tr
 from .canvas import Canvas
-from .style import BLUE, GREEN, GREY, ORANGE, RED
+from .style import BLUE, GREEN, GREY, ORANGE, RED, course_font
 
 
+@course_font
 def training_figure(
     history: TrainingHistory,
     kl_target: float = 0.01,
@@ -92,6 +93,7 @@ def rule_label(rule: str) -> str:
     return names.get(rule, rule)
 
 
+@course_font
 def rule_kl_figure(
     history: TrainingHistory,
     rules: Sequence[str] | None = None,

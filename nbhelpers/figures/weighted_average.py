@@ -13,7 +13,7 @@ from matplotlib.patches import Polygon
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import Blitter, Canvas, check_labels, keep_labels_apart, pixels_to_png, to_numpy
-from .style import BLUE, LIGHT_GREY
+from .style import BLUE, LIGHT_GREY, course_font
 
 
 def convex_hull(points: np.ndarray) -> np.ndarray:
@@ -149,6 +149,7 @@ class WeightedAverageCanvas(Canvas):
         return pixels_to_png(self._blitter.frame(self._layout, self._moving))
 
 
+@course_font
 def weighted_average_figure(values, weights, labels=None, **draw_options) -> Figure:
     """A new Figure of o_i among the values v_j; see WeightedAverageCanvas.draw."""
     return WeightedAverageCanvas().draw(values, weights, labels, **draw_options)

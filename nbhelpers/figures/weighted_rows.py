@@ -11,8 +11,10 @@ from matplotlib.figure import Figure
 
 from ..support.language import tr, translate
 from .canvas import Canvas, check_labels, check_row_index, to_numpy
+from .style import course_font
 
 
+@course_font
 def weighted_rows_figure(
     A,
     V,

@@ -9,10 +9,14 @@ Peak memory: how much *more* memory a call needed at its worst moment than befor
     allocated before the call: exactly the tensors torch's allocator handed out.
   * CPU on Linux: the peak resident set size (VmHWM in /proc/self/status, reset by writing 5 to
     /proc/self/clear_refs) minus the resident size before the call. This counts every page
-    the call touched, tensors and kernel scratch space alike, in 4 KiB pages. glibc is asked
-    to give large freed blocks back to the system at once, so memory freed by an earlier call
-    does not sit resident and hide the next call's needs.
+    the call touched, tensors and kernel scratch space alike, in 4 KiB pages. glibc first
+    hands the free blocks it still holds back to the system (malloc_trim), so memory freed by
+    an earlier call does not sit resident and hide the next call's needs; its settings are
+    left as they are.
   * anywhere else: not measured (None).
+
+Resetting VmHWM also resets the process's own peak (getrusage's ru_maxrss): the peak before
+each reset is kept, and `process_peak_bytes()` gives the peak of the whole run.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from .validation import is_int
 
 _PROC_STATUS = Path("/proc/self/status")
 _PROC_CLEAR_REFS = Path("/proc/self/clear_refs")
-_malloc_tuned = False
+_peak_before_resets = 0  # the process's peak resident bytes before peak_memory reset it
 
 
 @dataclass(frozen=True)
@@ -133,18 +137,6 @@ def _glibc():
     return None
 
 
-def _tune_glibc_malloc() -> None:
-    # Fixed thresholds stop glibc from raising them after each big free (its default), so a
-    # freed tensor leaves the resident set at once instead of padding the next baseline.
-    global _malloc_tuned
-    if _malloc_tuned or _glibc() is None:
-        return
-    _malloc_tuned = True
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    _glibc().mallopt(m_mmap_threshold, 128 * 1024)
-    _glibc().mallopt(m_trim_threshold, 128 * 1024)
-
-
 def _release_free_memory() -> None:
     # Free blocks still resident in the heap would be reused by the call without raising the
     # resident size: hand them back to the system first so that reuse is counted too.
@@ -195,14 +187,28 @@ def peak_memory(fn: Callable[[], object], device: torch.device | str | None = No
         return peak
     if device.type != "cpu" or not _can_reset_peak_rss():
         return None
-    _tune_glibc_malloc()
+    global _peak_before_resets
     _release_free_memory()
+    _peak_before_resets = max(_peak_before_resets, _resident_bytes("VmHWM:"))
     _PROC_CLEAR_REFS.write_text("5")  # VmHWM := current resident size
     before = _resident_bytes("VmRSS:")
     result = fn()
     peak = _resident_bytes("VmHWM:") - before
     del result
     return max(peak, 0)
+
+
+def process_peak_bytes() -> int:
+    """The process's peak resident bytes over its whole run, whatever peak_memory reset on
+    the way (getrusage's ru_maxrss loses what came before each reset)."""
+    import resource
+    import sys
+
+    rusage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    current = rusage if sys.platform == "darwin" else rusage * 1024  # KiB on Linux
+    if _PROC_STATUS.exists():
+        current = max(current, _resident_bytes("VmHWM:"))
+    return max(current, _peak_before_resets)
 
 
 def format_seconds(seconds: float) -> str:
