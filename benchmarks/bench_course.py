@@ -24,7 +24,9 @@ from pathlib import Path
 
 import results
 from cli import add_json_option
-from notebook_runner import run_notebook
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from notebook_runner import run_notebook  # noqa: E402
 
 from nbhelpers.support.benchmarking import format_bytes
 

@@ -116,3 +116,14 @@ def test_a_name_is_imported_on_first_use_and_every_export_resolves():
     assert "attention" in dir(nbhelpers) and "widgets" in dir(nbhelpers)
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         _ = nbhelpers.no_such_name
+
+
+def test_the_package_offers_every_explorer_and_every_figure_its_layer_exports():
+    """nbhelpers' lazy exports (its _MODULES table) and each layer's own __all__ name the
+    same explorers; every name the package offers for figures is one the figures export."""
+    import nbhelpers
+    import nbhelpers.figures
+    import nbhelpers.widgets
+
+    assert sorted(nbhelpers._MODULES["widgets"]) == sorted(nbhelpers.widgets.__all__)
+    assert set(nbhelpers._MODULES["figures"]) <= set(nbhelpers.figures.__all__)

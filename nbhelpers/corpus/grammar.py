@@ -351,10 +351,8 @@ class JapaneseGrammar:
             )
         return torch.from_numpy(self.probs[state].copy())
 
-    def true_distributions(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """For a padded batch (B, n) of <SOS> ... <EOS> <PAD>... sentences: the exact
-        distribution of the token after every prefix ids[:, :i+1], (B, n-1, vocab) float64,
-        and a (B, n-1) bool mask of the predicted positions (those whose target is not <PAD>)."""
+    def check_batch(self, ids) -> torch.Tensor:
+        """A (B, n) batch of this grammar's token ids, n >= 2, as a tensor."""
         ids = torch.as_tensor(ids)
         if ids.dim() != 2 or ids.shape[1] < 2:
             raise ValueError(
@@ -364,6 +362,13 @@ class JapaneseGrammar:
                 )
             )
         check_token_ids(ids, self.tokenizer.vocab_size)  # a negative id would index silently
+        return ids
+
+    def true_distributions(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """For a padded batch (B, n) of <SOS> ... <EOS> <PAD>... sentences: the exact
+        distribution of the token after every prefix ids[:, :i+1], (B, n-1, vocab) float64,
+        and a (B, n-1) bool mask of the predicted positions (those whose target is not <PAD>)."""
+        ids = self.check_batch(ids)
         rows = ids.tolist()
         B, n = ids.shape
         states = np.full((B, n - 1), self._done, dtype=np.int64)
@@ -401,15 +406,7 @@ class JapaneseGrammar:
 
         The grammar is unambiguous, so the token itself names its rule: 歩く is always a
         verb, <EOS> always the end. Notebook 08 groups the model's KL by these rules."""
-        ids = torch.as_tensor(ids)
-        if ids.dim() != 2 or ids.shape[1] < 2:
-            raise ValueError(
-                tr(
-                    "ids must be a (B, n) batch with n >= 2, got {ids_shape}",
-                    ids_shape=tuple(ids.shape),
-                )
-            )
-        check_token_ids(ids, self.tokenizer.vocab_size)
+        ids = self.check_batch(ids)
         if bool((ids[:, 0] != self.tokenizer.sos_id).any()):
             raise ValueError(
                 tr(

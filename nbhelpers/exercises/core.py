@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ..support.checks import max_error
 from ..support.language import tr
 
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
@@ -183,13 +184,6 @@ def difference(expected, got, atol: float, parts: Sequence[str] = ()) -> str | N
     if got != expected:
         return tr("expected {expected}, got {got}", expected=repr(expected), got=repr(got))
     return None
-
-
-def max_error(expected: torch.Tensor, got: torch.Tensor) -> float:
-    """The largest |expected - got|, counting equal infinities (a masked -inf) as no error."""
-    same = (expected == got) | (expected.isnan() & got.isnan())
-    gap = (expected.detach().double() - got.detach().double()).abs().masked_fill(same, 0.0)
-    return float(gap.max()) if gap.numel() else 0.0
 
 
 def made(wrong):

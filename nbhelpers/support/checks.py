@@ -37,14 +37,7 @@ def check_close(
             tr("{what}: shapes differ, ours {ours} vs reference {reference}",
                what=what, ours=tuple(ours.shape), reference=tuple(reference.shape))
         )  # fmt: skip
-    ours, reference = ours.detach().double().cpu(), reference.detach().double().cpu()
-    # Equal infinities (a masked score's -inf on both sides) are no error; inf - inf would
-    # be NaN. A NaN on either side is never close to anything, so the error says NaN.
-    same = ours == reference
-    difference = (ours - reference).abs().masked_fill(same, 0.0)
-    error = float(difference.max()) if difference.numel() else 0.0
-    if (ours.isnan() | reference.isnan()).any():
-        error = float("nan")
+    error = max_error(reference, ours, nan_matches=False)
     ok = error <= atol  # False for NaN
     line = tr(
         "{what}: max |error| = {error:.1e} (tolerance {atol:.0e}, shape {shape})",
@@ -61,3 +54,18 @@ def check_close(
 def status(ok: bool) -> str:
     """The word that opens a check line: OK or FAIL, in the course's language."""
     return tr("OK ") if ok else tr("FAIL")
+
+
+def max_error(expected: torch.Tensor, got: torch.Tensor, *, nan_matches: bool = True) -> float:
+    """The largest |expected - got| (the comparer of check_close and the exercise checkers).
+    Equal infinities, a masked score's -inf on both sides, are no error (inf - inf would be
+    NaN). NaN against NaN is no error either where `nan_matches` (a checker compares an
+    answer with a reference that is NaN there too); otherwise any NaN makes the error NaN,
+    which no tolerance passes."""
+    expected, got = expected.detach().double().cpu(), got.detach().double().cpu()
+    both_nan = expected.isnan() & got.isnan()
+    same = (expected == got) | (both_nan if nan_matches else torch.zeros_like(both_nan))
+    gap = (expected - got).abs().masked_fill(same, 0.0)
+    if not nan_matches and (expected.isnan() | got.isnan()).any():
+        return float("nan")
+    return float(gap.max()) if gap.numel() else 0.0

@@ -11,7 +11,7 @@ from ..attention import softmax
 from ..figures.heatmap import HeatmapCanvas
 from ..masks import causal_mask
 from ..support.language import tr
-from .base import FigureExplorer, temperature_slider
+from .base import FigureExplorer, temperature_slider, token_scores
 from .readout import markup
 
 
@@ -23,17 +23,7 @@ class AttentionMatrixExplorer(FigureExplorer):
     """
 
     def __init__(self, tokens: Sequence[str], scores, *, temperature: float = 1.0):
-        self.tokens = [str(t) for t in tokens]
-        self.scores = torch.as_tensor(scores, dtype=torch.float32).detach().cpu()
-        n = len(self.tokens)
-        if self.scores.shape != (n, n):
-            raise ValueError(
-                tr(
-                    "scores must be ({n}, {n}) for {n} tokens, got {scores_shape}",
-                    n=n,
-                    scores_shape=tuple(self.scores.shape),
-                )
-            )
+        self.tokens, self.scores = token_scores(tokens, scores)
         self.temperature = temperature_slider(temperature, low=0.1)
         self.causal = widgets.Checkbox(value=False, description=tr("causal mask"))
         self.query = widgets.Dropdown(

@@ -11,9 +11,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import ipywidgets as widgets
+import torch
 
 from ..support.language import tr
 from .keyboard_scope import KeyboardScope
+
+
+def token_scores(tokens: Sequence[str], scores) -> tuple[list[str], torch.Tensor]:
+    """An explorer's sentence: its tokens as strings and their (n, n) scores, on the CPU."""
+    tokens = [str(t) for t in tokens]
+    n = len(tokens)
+    if n < 1:
+        raise ValueError(tr("tokens must hold at least one token"))
+    scores = torch.as_tensor(scores, dtype=torch.float32).detach().cpu()
+    if scores.shape != (n, n):
+        raise ValueError(
+            tr(
+                "scores must be ({n}, {n}) for {n} tokens, got {scores_shape}",
+                n=n,
+                scores_shape=tuple(scores.shape),
+            )
+        )
+    return tokens, scores
 
 
 def temperature_slider(

@@ -12,7 +12,7 @@ from ..figures.heatmap import HeatmapCanvas
 from ..masks import causal_mask, padding_mask
 from ..support.language import tr
 from ..support.validation import is_int
-from .base import FigureExplorer
+from .base import FigureExplorer, token_scores
 from .readout import markup, markup_n
 
 PAD = "[PAD]"
@@ -27,19 +27,8 @@ class MaskExplorer(FigureExplorer):
     """
 
     def __init__(self, tokens: Sequence[str], scores, *, causal: bool = True, padding: int = 0):
-        self.tokens = [str(t) for t in tokens]
+        self.tokens, self.scores = token_scores(tokens, scores)
         n = len(self.tokens)
-        if n < 1:
-            raise ValueError(tr("tokens must hold at least one token"))
-        self.scores = torch.as_tensor(scores, dtype=torch.float32).detach().cpu()
-        if self.scores.shape != (n, n):
-            raise ValueError(
-                tr(
-                    "scores must be ({n}, {n}) for {n} tokens, got {scores_shape}",
-                    n=n,
-                    scores_shape=tuple(self.scores.shape),
-                )
-            )
         if not is_int(padding) or not 0 <= padding <= n:
             raise ValueError(
                 tr(

@@ -2,7 +2,7 @@
 // { render }). The kernel sends the raw scores q_i·k_j once; temperature, the √d_k
 // scaling, the causal mask and the choice of head are recomputed and redrawn here, with no
 // round trip to the kernel. The formulas are the course's (nbhelpers/attention.py,
-// nbhelpers/masks.py); tests/browser/test_attention_heatmap.py runs these functions in
+// nbhelpers/masks.py); tests/browser/test_browser_heatmap.py runs these functions in
 // Chromium on the same inputs as nbhelpers and compares.
 
 // s_ij = q_i·k_j / √d_k (or q_i·k_j unscaled), then / T

@@ -1,5 +1,5 @@
 """Execute a notebook in a fresh kernel, in memory, for the scripts that time, check or
-re-execute the course (bench_course.py, scripts/gpu_check.py, scripts/execute_notebooks.py).
+re-execute the course (benchmarks/bench_course.py, gpu_check.py, execute_notebooks.py).
 Not part of nbhelpers: the course itself never runs notebooks, so the package does not
 depend on nbclient."""
 
@@ -20,11 +20,11 @@ PEAK_RSS_CELL = """\
 from nbhelpers.support.benchmarking import process_peak_bytes as _peak
 print(_peak())
 """
-BENCHMARKS = Path(__file__).resolve().parent
+SCRIPTS = Path(__file__).resolve().parent
 # Run at the kernel's start, before the first cell (so execution counts do not move), and
 # after the last: the figure texts each cell drew (figure_texts.py).
 RECORDER_START = (
-    f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); "
+    f"import sys; sys.path.insert(0, {str(SCRIPTS)!r}); "
     "import figure_texts; figure_texts.install()"
 )
 RECORDER_CELL = "print(figure_texts.dump())"
