@@ -24,8 +24,7 @@ SCRIPTS = Path(__file__).resolve().parent
 # Run at the kernel's start, before the first cell (so execution counts do not move), and
 # after the last: the figure texts each cell drew (figure_texts.py).
 RECORDER_START = (
-    f"import sys; sys.path.insert(0, {str(SCRIPTS)!r}); "
-    "import figure_texts; figure_texts.install()"
+    f"import sys; sys.path.insert(0, {str(SCRIPTS)!r}); import figure_texts; figure_texts.install()"
 )
 RECORDER_CELL = "print(figure_texts.dump())"
 
