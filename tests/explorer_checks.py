@@ -8,6 +8,7 @@ import numpy as np
 import PIL.Image
 import torch
 
+import nbhelpers.widgets as nbw
 from nbhelpers import GPT1, CausalityExplorer, GPT1Config
 from nbhelpers.widgets import (
     AttentionExplorer,
@@ -69,3 +70,33 @@ TAG_EXPLORERS = {
     "EmbeddingExplorer": lambda: EmbeddingExplorer(TAGS, ["<SOS>", "<A>", "<SOS>"]),
     "CausalityExplorer": lambda: CausalityExplorer(tiny_gpt1(), TAGS, TAGS),
 }
+
+
+# One of each explorer, as a notebook makes it; `model` is (an untrained GPT1 of the course
+# grammar, the grammar) for those that need one.
+EXPLORERS = {
+    "AttentionExplorer": lambda model: nbw.AttentionExplorer(),
+    "AttentionMatrixExplorer": lambda model: nbw.AttentionMatrixExplorer(SENTENCE, _randn(5, 5)),
+    "AttentionMemoryExplorer": lambda model: nbw.AttentionMemoryExplorer(),
+    "CausalityExplorer": lambda model: nbw.CausalityExplorer(
+        model[0], model[1].tokenizer.tokens, SENTENCE
+    ),
+    "DotProductGeometryExplorer": lambda model: nbw.DotProductGeometryExplorer(),
+    "EmbeddingExplorer": lambda model: nbw.EmbeddingExplorer(),
+    "MaskExplorer": lambda model: nbw.MaskExplorer(SENTENCE, _randn(5, 5)),
+    "MultiHeadExplorer": lambda model: nbw.MultiHeadExplorer(SENTENCE, _randn(5, 8)),
+    "NextTokenExplorer": lambda model: nbw.NextTokenExplorer(*model),
+    "ScoreScalingExplorer": lambda model: nbw.ScoreScalingExplorer(),
+    "SoftmaxExplorer": lambda model: nbw.SoftmaxExplorer(),
+    "WeightedAverageExplorer": lambda model: nbw.WeightedAverageExplorer.demo(),
+    "BPEExplorer": lambda model: nbw.BPEExplorer(n_merges=20, corpus_size=200),
+    "TaskInputExplorer": lambda model: nbw.TaskInputExplorer(),
+    "FineTuningCurvesExplorer": lambda model: nbw.FineTuningCurvesExplorer(),
+}
+
+
+SENTENCE = ["犬", "が", "河岸", "を", "歩く"]
+
+
+def _randn(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(0))

@@ -14,6 +14,7 @@ import torch
 from matplotlib.figure import Figure
 
 import nbhelpers.widgets as explorers
+from explorer_checks import EXPLORERS
 from layout import layout_problems
 from nbhelpers import GPT1
 from nbhelpers.corpus import JapaneseGrammar
@@ -48,27 +49,6 @@ def model():
     torch.manual_seed(0)
     grammar = JapaneseGrammar()
     return GPT1(corpus_model_config(grammar)).eval(), grammar
-
-
-EXPLORERS = {
-    "AttentionExplorer": lambda model: explorers.AttentionExplorer(),
-    "AttentionMatrixExplorer": lambda model: explorers.AttentionMatrixExplorer(TOKENS, randn(5, 5)),
-    "AttentionMemoryExplorer": lambda model: explorers.AttentionMemoryExplorer(),
-    "CausalityExplorer": lambda model: explorers.CausalityExplorer(
-        model[0], model[1].tokenizer.tokens, TOKENS
-    ),
-    "DotProductGeometryExplorer": lambda model: explorers.DotProductGeometryExplorer(),
-    "EmbeddingExplorer": lambda model: explorers.EmbeddingExplorer(),
-    "MaskExplorer": lambda model: explorers.MaskExplorer(TOKENS, randn(5, 5)),
-    "MultiHeadExplorer": lambda model: explorers.MultiHeadExplorer(TOKENS, randn(5, 8)),
-    "NextTokenExplorer": lambda model: explorers.NextTokenExplorer(*model),
-    "ScoreScalingExplorer": lambda model: explorers.ScoreScalingExplorer(),
-    "SoftmaxExplorer": lambda model: explorers.SoftmaxExplorer(),
-    "WeightedAverageExplorer": lambda model: explorers.WeightedAverageExplorer.demo(),
-    "BPEExplorer": lambda model: explorers.BPEExplorer(n_merges=20, corpus_size=200),
-    "TaskInputExplorer": lambda model: explorers.TaskInputExplorer(),
-    "FineTuningCurvesExplorer": lambda model: explorers.FineTuningCurvesExplorer(),
-}
 
 
 def test_every_explorer_has_a_legibility_check():

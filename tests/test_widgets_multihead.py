@@ -125,7 +125,10 @@ def test_grid_builder_is_pure_and_reuses_artists():
             (torch.ones(4, 5, 5), torch.ones(4, 8), torch.ones(5, 8)),
             r"concat must be \(n, d_model\)",
         ),
-        ((torch.ones(3, 5, 5), torch.ones(5, 8), torch.ones(5, 8)), "not divisible by h=3"),
+        (
+            (torch.ones(3, 5, 5), torch.ones(5, 8), torch.ones(5, 8)),
+            "is not divisible by n_heads=3",
+        ),
     ],
 )
 def test_grid_builder_names_bad_input(args, message):

@@ -95,7 +95,7 @@ def multi_head_mistakes(x, W, h):
             W["W_O"](merge(F.softmax(scores / math.sqrt(d_model), dim=-1) @ V)),
         ),
         (
-            tr("W_O is missing: MultiHead(X) = Concat(head_1..head_h) W_O"),
+            tr("W_O is missing: MultiHead(X) = Concat(head_0..head_{n_h-1}) W_O"),
             merge(F.scaled_dot_product_attention(Q, K, V)),
         ),
         (

@@ -11,7 +11,7 @@ speed, blits (see canvas.Blitter): the frames, token labels, titles, colour bar 
 are rendered once into a saved background, and a redraw paints only the artists that change
 (bars, numbers, dots, the red row box) over it. Rendering text is what costs most in
 matplotlib, and most of the text never changes. To add a panel: build its axes in `_build`,
-append the artists that `draw` changes to `self._changing`, and update them in `draw`.
+name the artists that `draw` changes in `self.changing(...)`, and update them in `draw`.
 """
 
 from __future__ import annotations
@@ -26,12 +26,9 @@ from ..support.language import tr, translate
 from .canvas import (
     DPI,
     MIN_FONT_PT,
-    Blitter,
-    Canvas,
+    BlitCanvas,
     check_labels,
     check_row_index,
-    figure_to_png,
-    pixels_to_png,
     to_numpy,
 )
 from .sprite_text import CellNumbers, SpriteTexts
@@ -74,7 +71,7 @@ def _matrix(name: str, values, ndim: int = 2) -> np.ndarray:
     return array
 
 
-class AttentionStepCanvas(Canvas):
+class AttentionStepCanvas(BlitCanvas):
     """The composite figure above; `draw(...)` updates it, `png()` renders it.
 
     With `blit=False` every artist is an ordinary one, so the figure renders completely
@@ -84,21 +81,13 @@ class AttentionStepCanvas(Canvas):
     def __init__(
         self, *, figsize: tuple[float, float] = (10.4, 4.6), dpi: int = DPI, blit: bool = True
     ):
-        self.blit = blit
-        super().__init__(figsize=figsize, dpi=dpi)
+        super().__init__(figsize=figsize, dpi=dpi, blit=blit)
         self._structure: tuple | None = None  # what the background was built for
-        self._changing: list = []  # the artists a redraw paints over the background
-        self._blitter = Blitter(self.canvas)
-        # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
-        self.canvas.mpl_connect("draw_event", self._forget_background)
 
     @property
     def title(self) -> str:
         """The title as drawn (what `attention_step_figure(..., title=...)` would draw)."""
         return self._title.get_text()
-
-    def _forget_background(self, _event=None) -> None:
-        self._blitter.forget()
 
     # -- building (only when the shapes or labels change) ---------------------------------
     def _build(self, rows: list[str], cols: list[str], d_v: int) -> None:
@@ -180,12 +169,8 @@ class AttentionStepCanvas(Canvas):
 
         self._title = figure.text(0.5, 0.95, "", ha="center", va="center", fontsize=11)
         changing.append(self._title)
-        # Painted in z-order, as a full render would draw them (the row box over the spines).
-        self._changing = sorted(changing, key=lambda artist: artist.get_zorder())
-        for artist in self._changing:
-            artist.set_animated(self.blit)
+        self.changing(*changing, replace=True)  # a new layout: a new background
         self._structure = (tuple(rows), tuple(cols), d_v)
-        self._forget_background()  # a new layout: render the background again
 
     @staticmethod
     def _bar_panel(ax, labels: list[str], colours: list) -> tuple[list, list]:
@@ -305,10 +290,10 @@ class AttentionStepCanvas(Canvas):
         which is rendered again only after a new layout or a full render of the figure."""
         if self._structure is None:
             raise RuntimeError(tr("nothing drawn yet: call draw(...) first"))
-        if not self.blit:
-            return figure_to_png(self.figure)
-        pixels = self._blitter.frame(self._structure, self._changing)
-        return pixels_to_png(pixels[..., :3])
+        return super().png()
+
+    def shows(self):
+        return self._structure
 
 
 @course_font

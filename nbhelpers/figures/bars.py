@@ -15,24 +15,22 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..support.language import tr, translate
-from .canvas import DPI, MIN_FONT_PT, Blitter, Canvas, Layers, pixels_to_png, to_numpy
+from .canvas import DPI, MIN_FONT_PT, BlitCanvas, to_numpy
 from .style import SERIES, course_font
 
 SERIES_COLOURS = SERIES
 ANNOTATE_MAX_BARS = 24
 
 
-class BarCanvas(Canvas):
+class BarCanvas(BlitCanvas):
     """Grouped bars: one group per label, one bar per series (e.g. "model" and "true")."""
 
     def __init__(
         self, *, figsize: tuple[float, float] = (5.6, 3.2), dpi: int = DPI, blit: bool = False
     ):
-        super().__init__(figsize=figsize, dpi=dpi)
+        super().__init__(figsize=figsize, dpi=dpi, blit=blit)
         self.figure.subplots_adjust(left=0.12, right=0.97, bottom=0.2, top=0.86)
         self.ax = self.figure.add_subplot()
-        self.blit = blit
-        self._blitter = Blitter(self.canvas)
         self._bars: list = []
         self._texts: list = []
         self._layout: tuple | None = None
@@ -66,12 +64,11 @@ class BarCanvas(Canvas):
         if len(names) > 1:
             self.ax.legend(loc="upper right", fontsize=MIN_FONT_PT)
         self._layout = (names, count)
-        if self.blit:
-            changing = [bar for bars in self._bars for bar in bars]
-            changing += [text for texts in self._texts for text in texts] + [self.ax.title]
-            # the legend too: a full render draws it over a bar that reaches it
-            changing += [self.ax.get_legend()] if self.ax.get_legend() is not None else []
-            self._layers = Layers(self._blitter, changing)
+        changing = [bar for bars in self._bars for bar in bars]
+        changing += [text for texts in self._texts for text in texts] + [self.ax.title]
+        # the legend too: a full render draws it over a bar that reaches it
+        changing += [self.ax.get_legend()] if self.ax.get_legend() is not None else []
+        self.changing(*changing, replace=True)
 
     def draw(
         self,
@@ -124,15 +121,11 @@ class BarCanvas(Canvas):
         )
         self.ax.set_ylabel(translate(ylabel))
         self.ax.set_title(translate(title) or "")
-        if self.blit:
-            self._layers.follow(self.ax.xaxis, labels)
+        self.follow(self.ax.xaxis, labels)
         return self.figure
 
-    def png(self) -> bytes:
-        if not self.blit:
-            return super().png()
-        shows = (self.ax.get_ylim(), self.ax.get_ylabel())
-        return pixels_to_png(self._layers.frame(shows)[..., :3])
+    def shows(self):
+        return (self.ax.get_ylim(), self.ax.get_ylabel())
 
 
 @course_font

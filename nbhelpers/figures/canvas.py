@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import io
+import math
 
 import numpy as np
 import PIL.Image
@@ -109,23 +110,38 @@ def check_row_index(name: str, index, rows: int) -> None:
         )
 
 
+CELL_MARGIN_PX = 3  # free pixels around a cell's number, across and down
+
+
 @course_font
-def annotation_fits(ax, rows: int, cols: int, *, sample: str = "-0.00") -> bool:
-    """Whether `sample` at MIN_FONT_PT fits in each of the rows x cols cells of `ax` as laid
-    out now, so that cell annotations are dropped rather than shrunk below legibility."""
+def cell_font_size(
+    ax, rows: int, cols: int, sample: str = "-0.00", *, largest: float = MIN_FONT_PT
+) -> float | None:
+    """The one rule for numbers on cells: the largest font size in [MIN_FONT_PT, largest] at
+    which `sample` fits in each of the rows x cols cells of `ax` as laid out now, with
+    CELL_MARGIN_PX to spare; None when not even MIN_FONT_PT fits (or there are more than
+    ANNOTATE_MAX_CELLS cells): then the numbers are left out, never shrunk below legibility."""
     if rows * cols > ANNOTATE_MAX_CELLS:
-        return False
+        return None
     ax.apply_aspect()  # an equal-aspect axes is shrunk only when drawn
     box = ax.get_position()  # in figure fractions
     width_px, height_px = ax.figure.get_size_inches() * ax.figure.dpi
+    cell_w, cell_h = box.width * width_px / cols, box.height * height_px / rows
     probe = ax.text(0, 0, sample, fontsize=MIN_FONT_PT)
     text = probe.get_window_extent(ax.figure.canvas.get_renderer())
     probe.remove()
-    margin = 3  # pixels
-    return (
-        text.width + margin <= box.width * width_px / cols
-        and text.height + margin <= box.height * height_px / rows
+    # Text scales with its font size, so one measurement gives the largest size that fits.
+    scale = min(
+        (cell_w - CELL_MARGIN_PX) / max(text.width, 1.0),
+        (cell_h - CELL_MARGIN_PX) / max(text.height, 1.0),
     )
+    size = min(largest, math.floor(MIN_FONT_PT * scale))
+    return float(size) if size >= MIN_FONT_PT else None
+
+
+def annotation_fits(ax, rows: int, cols: int, *, sample: str = "-0.00") -> bool:
+    """Whether `sample` at MIN_FONT_PT fits in each cell of `ax` (cell_font_size's rule)."""
+    return cell_font_size(ax, rows, cols, sample) is not None
 
 
 # Where a point's label may go, in points from the point, in order of preference: right
@@ -253,14 +269,21 @@ class Layers:
         self._labels: dict = {}  # each followed axis's labels at the last draw
         self.paint(*changing)
 
-    def paint(self, *artists) -> None:
+    def paint(self, *artists, replace: bool = False, forget: bool = True) -> None:
         """Leave `artists` out of the background and paint them with every frame, in zorder
-        as a full render does."""
+        as a full render does; with `replace`, instead of those named before (a canvas that
+        made its artists anew). The kept backgrounds go, unless `forget` is False: artists
+        made since the last frame were never in one."""
+        if replace:
+            self.changing = []
+            if forget:
+                self._labels = {}
         new = [artist for artist in artists if artist not in self.changing]
         self.changing = sorted([*self.changing, *new], key=lambda a: a.get_zorder())
         for artist in artists:
             artist.set_animated(True)
-        self.blitter.forget()
+        if forget:
+            self.blitter.forget()
 
     def follow(self, axis, labels) -> None:
         """Note the labels `axis` shows now; paint it per frame if they changed."""
@@ -276,3 +299,53 @@ class Layers:
         depends on) or the labels of an axis in it changed."""
         static = tuple(labels for axis, labels in self._labels.items() if axis not in self.changing)
         return self.blitter.frame((shows, static), self.changing)
+
+
+class BlitCanvas(Canvas):
+    """The one redraw protocol of the canvases an explorer redraws: with `blit=True` (for
+    explorers) `png()` renders once what never changes (frames, tick labels, titles: text is
+    what costs most) and then paints only the artists a redraw changes over it; with
+    `blit=False` every artist is an ordinary one and `png()` renders the whole figure, as
+    show_figure and savefig do. Both give the same pixels.
+
+    A subclass makes its artists, names those its `draw` changes with `changing(...)` (again,
+    with replace=True, whenever it makes them anew), follows an axis whose tick labels may
+    change with `follow(axis, labels)`, and says in `shows()` what else its background
+    depends on (axis limits, a colour scale, a title it does not repaint).
+    """
+
+    def __init__(
+        self, *, figsize: tuple[float, float] | None = None, dpi: int = DPI, blit: bool = False
+    ):
+        super().__init__(figsize=figsize, dpi=dpi)
+        self.blit = blit
+        self._layers = Layers(Blitter(self.canvas))
+        # A render by others (savefig, figure_to_png) leaves the canvas without the changing
+        # artists' pixels under them: the kept backgrounds go (the Blitter's own renders stay).
+        self.canvas.mpl_connect("draw_event", lambda _event: self._layers.blitter.forget())
+
+    def changing(self, *artists, replace: bool = False) -> None:
+        """The artists a redraw changes: painted over the background with every frame."""
+        if self.blit:
+            self._layers.paint(*artists, replace=replace)
+
+    def painted(self, *artists) -> None:
+        """The artists this frame paints, made anew by `draw` (never in a background, which
+        stays as it is): they replace those named before."""
+        if self.blit:
+            self._layers.paint(*artists, replace=True, forget=False)
+
+    def follow(self, axis, labels) -> None:
+        """Note the tick labels `axis` shows now (see Layers.follow)."""
+        if self.blit:
+            self._layers.follow(axis, labels)
+
+    def shows(self):
+        """What the background shows beyond the followed axes' labels: it is rendered again
+        when this changes. Nothing by default."""
+        return None
+
+    def png(self) -> bytes:
+        if not self.blit:
+            return figure_to_png(self.figure)
+        return pixels_to_png(self._layers.frame(self.shows())[..., :3])

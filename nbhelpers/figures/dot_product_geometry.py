@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from ..support.language import tr
 from ..support.validation import is_number
 from .bars import SERIES_COLOURS
-from .canvas import Blitter, Canvas, pixels_to_png, to_numpy
+from .canvas import BlitCanvas, to_numpy
 from .style import GREY, INK, LIGHT_GREY, course_font
 
 Q_COLOUR, K_COLOUR = SERIES_COLOURS[0], SERIES_COLOURS[1]
@@ -82,7 +82,7 @@ def signed_angle(q: np.ndarray, k: np.ndarray) -> float:
     return 180.0 if angle <= -180.0 else angle  # atan2(-0.0, -1) is -180
 
 
-class DotProductGeometryCanvas(Canvas):
+class DotProductGeometryCanvas(BlitCanvas):
     """The arrow panel and the score-against-θ panel; `draw(q, k)` moves their artists.
 
     Every artist is made once here, and a draw only changes their data and text, so that a
@@ -95,9 +95,7 @@ class DotProductGeometryCanvas(Canvas):
     def __init__(
         self, *, figsize: tuple[float, float] = (10.0, 4.6), dpi: int = 100, blit: bool = False
     ):
-        super().__init__(figsize=figsize, dpi=dpi)
-        self.blit = blit
-        self._blitter = Blitter(self.canvas)
+        super().__init__(figsize=figsize, dpi=dpi, blit=blit)
         self._limits: tuple | None = None  # (extent, score_limit) of the last draw
         grid = self.figure.add_gridspec(
             1, 2, width_ratios=(1, 1.3), left=0.06, right=0.98, bottom=0.14, top=0.84,
@@ -107,17 +105,12 @@ class DotProductGeometryCanvas(Canvas):
         self.score_ax = self.figure.add_subplot(grid[0, 1])
         self._build_arrow_panel()
         self._build_score_panel()
-        self._moving = sorted(
-            [
-                self._q_line, self._drop, self._projection, self._projection_label, self._arc,
-                self._angle_label, *self._arrows.values(), *self._tip_labels.values(),
-                self._formula, *self._bounds, self._bound_label, self._curve, self._now_line,
-                self._marker, self._marker_label,
-            ],
-            key=lambda artist: artist.get_zorder(),
+        self.changing(
+            self._q_line, self._drop, self._projection, self._projection_label, self._arc,
+            self._angle_label, *self._arrows.values(), *self._tip_labels.values(),
+            self._formula, *self._bounds, self._bound_label, self._curve, self._now_line,
+            self._marker, self._marker_label,
         )  # fmt: skip
-        for artist in self._moving:
-            artist.set_animated(blit)
 
     def _build_arrow_panel(self) -> None:
         ax = self.arrow_ax
@@ -212,12 +205,8 @@ class DotProductGeometryCanvas(Canvas):
         )
         return self.figure
 
-    def png(self) -> bytes:
-        if not self.blit:
-            return super().png()
-        # Another render of this figure (savefig, figure_to_png) leaves the canvas without
-        # the moving artists, but the saved background stays valid while the limits do.
-        return pixels_to_png(self._blitter.frame(self._limits, self._moving))
+    def shows(self):
+        return self._limits
 
     def _draw_arrows(self, q, k, q_len, k_len, theta, extent) -> None:
         q_hat = q / q_len

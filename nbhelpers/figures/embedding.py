@@ -28,10 +28,8 @@ from .canvas import (
     DPI,
     MASKED_COLOUR,
     MIN_FONT_PT,
-    Blitter,
-    Canvas,
+    BlitCanvas,
     annotation_fits,
-    pixels_to_png,
     to_numpy,
 )
 from .sprite_text import CellNumbers
@@ -90,20 +88,17 @@ def _check_inputs(ids, W_e, W_p, vocab) -> tuple[np.ndarray, np.ndarray, np.ndar
     return ids_array, W_e, W_p[: ids_array.size], labels
 
 
-class EmbeddingCanvas(Canvas):
+class EmbeddingCanvas(BlitCanvas):
     """U · W_e + W_p = h_0 as four heatmaps in one figure, redrawn without rebuilding."""
 
     def __init__(
         self, *, figsize: tuple[float, float] = (11.0, 3.6), dpi: int = DPI, cmap: str = "RdBu_r"
     ):
-        super().__init__(figsize=figsize, dpi=dpi)
+        super().__init__(figsize=figsize, dpi=dpi, blit=True)
         self._one_hot_cmap = matplotlib.colormaps["Blues"]
         self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
         self._shape: tuple[int, int, int] | None = None
-        self._blitter = Blitter(self.canvas)
         self._showing: tuple | None = None  # what the background depends on, as drawn now
-        # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
-        self.canvas.mpl_connect("draw_event", lambda _event: self._blitter.forget())
 
     def _build(self, n: int, V: int, d: int) -> None:
         self.figure.clear()
@@ -173,16 +168,14 @@ class EmbeddingCanvas(Canvas):
             self.ax_W_p: [],
             self.ax_h0: [self._images[self.ax_h0], *self._flat(self.ax_h0)],
         }
-        self._changing = []
+        moving = []
         for ax, artists in changing.items():
             artists += [*self._boxes.get(ax, []), *self._row_labels.get(ax, [])]
             if artists and ax is not self.ax_W_p:
                 artists += list(ax.spines.values())  # a full render draws them over the cells
-            self._changing += sorted(artists, key=lambda artist: artist.get_zorder())
-        for artist in self._changing:
-            artist.set_animated(True)
+            moving += artists
+        self.changing(*moving, replace=True)
         self._shape = (n, V, d)
-        self._blitter.forget()
 
     def _flat(self, ax) -> list:
         return [] if self._texts[ax] is None else [self._texts[ax]]
@@ -276,7 +269,10 @@ class EmbeddingCanvas(Canvas):
         """The current figure as PNG bytes, repainting only what a change of tokens moves."""
         if self._shape is None:
             raise RuntimeError(tr("nothing drawn yet: call draw(...) first"))
-        return pixels_to_png(self._blitter.frame(self._showing, self._changing)[..., :3])
+        return super().png()
+
+    def shows(self):
+        return self._showing
 
     def _annotate(self, ax, values, fmt: str, dark_above: float) -> None:
         numbers = self._texts[ax]

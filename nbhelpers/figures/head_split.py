@@ -7,6 +7,7 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..multihead import check_divisible
 from ..support.language import tr, translate
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
@@ -34,14 +35,7 @@ def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None =
     r·d_head ... (r + 1)·d_head − 1, counted from 0."""
     for name, value in (("n", n), ("d_model", d_model), ("n_heads", n_heads)):
         check_positive_int(name, value)
-    if d_model % n_heads:
-        raise ValueError(
-            tr(
-                "d_model={d_model} is not divisible by n_heads={n_heads}",
-                d_model=d_model,
-                n_heads=n_heads,
-            )
-        )
+    check_divisible(d_model, n_heads)
     if n_heads > 8:
         raise ValueError(
             tr("n_heads must be at most 8 to be drawn, got {n_heads}", n_heads=n_heads)

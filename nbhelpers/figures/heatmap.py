@@ -13,20 +13,18 @@ from .canvas import (
     DPI,
     MASKED_COLOUR,
     MIN_FONT_PT,
-    Blitter,
+    BlitCanvas,
     Canvas,
-    Layers,
     annotation_fits,
     check_labels,
     check_row_index,
-    pixels_to_png,
     to_numpy,
 )
 from .sprite_text import CellNumbers
 from .style import BLOCKED, cell_text_colours, course_font
 
 
-class HeatmapCanvas(Canvas):
+class HeatmapCanvas(BlitCanvas):
     """A heatmap that can be redrawn many times without rebuilding the figure.
 
     Building a Figure, its axes, colour bar and text artists costs far more than rendering it,
@@ -52,7 +50,7 @@ class HeatmapCanvas(Canvas):
         colorbar_label: str | None = None,
         log_scale: bool = False,
     ):
-        super().__init__(figsize=figsize, dpi=dpi)
+        super().__init__(figsize=figsize, dpi=dpi, blit=True)
         self._log_scale = log_scale  # colours on a log scale: for values spanning decades
         self.ax = self.figure.add_subplot()
         self._cmap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
@@ -62,9 +60,6 @@ class HeatmapCanvas(Canvas):
         self._numbers: CellNumbers | None = None  # None: cells too small to annotate
         self._shape: tuple[int, int] | None = None
         self._row_box = None
-        self._blitter = Blitter(self.canvas)
-        # Anyone rendering this figure (figure_to_png, savefig) overwrites the canvas.
-        self.canvas.mpl_connect("draw_event", lambda _event: self._blitter.forget())
 
     def _build(self, shape: tuple[int, int]) -> None:
         self.figure.clear()  # also resets the margins
@@ -95,7 +90,7 @@ class HeatmapCanvas(Canvas):
         # The spines too: a full render draws them over the image.
         changing = [self._image, self._row_box, *self.ax.spines.values(), self.ax.title]
         changing += [] if self._numbers is None else [self._numbers]
-        self._layers = Layers(self._blitter, changing)
+        self.changing(*changing, replace=True)
         self._shape = shape
 
     def draw(
@@ -159,15 +154,18 @@ class HeatmapCanvas(Canvas):
         self._row_box.set_visible(highlight_row is not None)
         if highlight_row is not None:
             self._row_box.set_y(highlight_row - 0.5)
-        self._layers.follow(self.ax.xaxis, cols)
-        self._layers.follow(self.ax.yaxis, rows)
+        self.follow(self.ax.xaxis, cols)
+        self.follow(self.ax.yaxis, rows)
         return self.figure
+
+    def shows(self):
+        return self._image.get_clim()
 
     def png(self) -> bytes:
         """The current figure as PNG bytes, repainting only what changes between frames."""
         if self._shape is None:
             raise RuntimeError(tr("nothing drawn yet: call draw(...) first"))
-        return pixels_to_png(self._layers.frame(self._image.get_clim())[..., :3])
+        return super().png()
 
 
 @course_font

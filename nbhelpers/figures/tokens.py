@@ -11,7 +11,7 @@ from matplotlib.patches import FancyBboxPatch
 
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
-from .canvas import Blitter, Canvas, pixels_to_png
+from .canvas import BlitCanvas, Canvas
 from .sprite_text import SpriteTexts
 from .style import MID_GREY, PALE_GREY, course_font
 
@@ -162,7 +162,7 @@ def bpe_curve(bpe, corpus: Sequence[str], points: int = 25) -> tuple[np.ndarray,
     return steps, [float(np.mean([len(bpe.encode(t, int(k))) for t in sample])) for k in steps]
 
 
-class BPECanvas(Canvas):
+class BPECanvas(BlitCanvas):
     """Left: the sentences' tokens after the first n_merges merges of a BPE. Right: the mean
     number of tokens per corpus sentence against the number of merges, this one marked.
 
@@ -173,9 +173,7 @@ class BPECanvas(Canvas):
     """
 
     def __init__(self, rows: int, *, blit: bool = False):
-        super().__init__(figsize=_bpe_figsize(rows))
-        self.blit = blit
-        self._blitter = Blitter(self.canvas)
+        super().__init__(figsize=_bpe_figsize(rows), blit=blit)
         self._lines = rows  # lines of token boxes the figure is sized for
         self.tokens_ax = self.figure.add_axes((0.02, 0.08, 0.56, 0.72))
         self.tokens_ax.axis("off")
@@ -222,9 +220,7 @@ class BPECanvas(Canvas):
             fontsize=11,
         )  # fmt: skip
         self._marker.set_xdata([n_merges, n_merges])
-        self._moving = [*self._boxes, title, self._marker]
-        for artist in self._moving:
-            artist.set_animated(self.blit)
+        self.painted(*self._boxes, title, self._marker)
         return self.figure
 
     def _draw_curve(self, unit: str, steps, mean_tokens) -> None:
@@ -241,12 +237,9 @@ class BPECanvas(Canvas):
         ax.tick_params(labelsize=9)
         name = tr("characters") if unit == "char" else tr("UTF-8 bytes")
         self.figure.suptitle(tr("BPE from {unit}", unit=name), fontsize=12)
-        self._blitter.forget()
 
-    def png(self) -> bytes:
-        if not self.blit:
-            return super().png()
-        return pixels_to_png(self._blitter.frame((self._shows, self._lines), self._moving))
+    def shows(self):
+        return (self._shows, self._lines)
 
 
 def _bpe_figsize(lines: int) -> tuple[float, float]:
@@ -273,7 +266,7 @@ CURVE_SERIES = (
 )
 
 
-class FineTuningCurvesCanvas(Canvas):
+class FineTuningCurvesCanvas(BlitCanvas):
     """Accuracy against the number of labelled examples (log scale): the mean over seeds as a
     line and the lowest to highest seed as a band, for the pre-trained model with the chosen
     λ and the comparisons GPT-1 made (λ = 0, the embeddings only, no pre-training).
@@ -284,10 +277,8 @@ class FineTuningCurvesCanvas(Canvas):
     """
 
     def __init__(self, *, blit: bool = False):
-        super().__init__(figsize=(7.6, 4.3))
+        super().__init__(figsize=(7.6, 4.3), blit=blit)
         self.ax = self.figure.add_axes((0.1, 0.13, 0.52, 0.77))
-        self.blit = blit
-        self._blitter = Blitter(self.canvas)
         self._drawn: list = []
         self._ticks: tuple | None = None
         ax = self.ax
@@ -342,16 +333,11 @@ class FineTuningCurvesCanvas(Canvas):
         ax.set_title(tr("task: {task}", task=name_of(task)), fontsize=11)
         legend = ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0),
                            frameon=False)  # fmt: skip
-        self._moving = [*self._drawn, self._marker, ax.title, legend]
-        for artist in self._moving:
-            artist.set_animated(self.blit)
+        self.painted(*self._drawn, self._marker, ax.title, legend)
         return self.figure
 
-    def png(self) -> bytes:
-        if not self.blit:
-            return super().png()
-        shows = (self._ticks, self.ax.get_xlim())
-        return pixels_to_png(self._blitter.frame(shows, self._moving)[..., :3])
+    def shows(self):
+        return (self._ticks, self.ax.get_xlim())
 
 
 @course_font

@@ -12,7 +12,7 @@ from matplotlib.patches import Polygon
 
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
-from .canvas import Blitter, Canvas, check_labels, keep_labels_apart, pixels_to_png, to_numpy
+from .canvas import BlitCanvas, check_labels, keep_labels_apart, to_numpy
 from .style import BLUE, LIGHT_GREY, course_font
 
 
@@ -39,7 +39,7 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1])
 
 
-class WeightedAverageCanvas(Canvas):
+class WeightedAverageCanvas(BlitCanvas):
     """The values v_j as dots (size ∝ a_ij), their convex hull, and o_i, redrawn in place.
 
     The artists are made once per set of values and labels; a draw only changes the dots'
@@ -51,14 +51,11 @@ class WeightedAverageCanvas(Canvas):
     def __init__(
         self, *, figsize: tuple[float, float] = (5.2, 4.4), dpi: int = 100, blit: bool = False
     ):
-        super().__init__(figsize=figsize, dpi=dpi)
+        super().__init__(figsize=figsize, dpi=dpi, blit=blit)
         self.ax = self.figure.add_subplot()
         self.figure.subplots_adjust(left=0.16, right=0.97, bottom=0.12, top=0.9)
-        self.blit = blit
-        self._blitter = Blitter(self.canvas)
         self._layout: tuple | None = None  # (values, labels) the artists were made for
-        self._artists: list = []
-        self._moving: list = []
+        self._made: list = []  # the artists made for the layout, removed with it
 
     def draw(
         self,
@@ -106,7 +103,7 @@ class WeightedAverageCanvas(Canvas):
         return self.figure
 
     def _build(self, V: np.ndarray) -> None:
-        for artist in self._artists:
+        for artist in self._made:
             artist.remove()
         ax = self.ax
         outline = Polygon(convex_hull(V), closed=True, facecolor="#e8eef6", edgecolor=BLUE,
@@ -136,17 +133,12 @@ class WeightedAverageCanvas(Canvas):
         ax.set_xlabel(tr("value feature 1"))
         ax.set_ylabel(tr("value feature 2"))
         self._title = ax.set_title("", fontsize=11)
-        moving = [*self._spokes, *self._dots, self._star, *self._labels, self._title]
-        self._artists = [ax.add_patch(outline), *moving[:-1], legend]
-        self._moving = sorted(moving, key=lambda artist: artist.get_zorder())
-        for artist in self._moving:
-            artist.set_animated(self.blit)
-        self._blitter.forget()
+        moving = [*self._spokes, *self._dots, self._star, *self._labels]
+        self._made = [ax.add_patch(outline), *moving, legend]
+        self.changing(*moving, self._title, replace=True)
 
-    def png(self) -> bytes:
-        if not self.blit:
-            return super().png()
-        return pixels_to_png(self._blitter.frame(self._layout, self._moving))
+    def shows(self):
+        return self._layout
 
 
 @course_font

@@ -22,7 +22,7 @@ class MultiHeadExplorer(FigureExplorer):
 
     The heads slider offers the divisors of d_model only. Changing h changes how the features
     are split, not the parameters: every head count uses the same four matrices. The grid
-    shows each head's weights, then Concat(head_1 ... head_h) and the output after W_O; the
+    shows each head's weights, then Concat(head_0 ... head_{n_h-1}) and the output after W_O; the
     selected head is framed in both.
     """
 
