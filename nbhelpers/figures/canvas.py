@@ -46,13 +46,22 @@ def figure_to_png(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     if figure.canvas is None or not isinstance(figure.canvas, FigureCanvasAgg):
         FigureCanvasAgg(figure)
-    # savefig, not print_png: only a save draws the artists that a blitting canvas animates.
-    figure.savefig(
-        buffer,
-        format="png",
-        dpi=figure.dpi,
-        pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL},
-    )
+    # savefig, not print_png: only a save draws the artists that a blitting canvas animates,
+    # and then only inside axes; the figure's own (a title made with figure.text) are drawn
+    # only while they are not animated.
+    animated = [artist for artist in figure.get_children() if artist.get_animated()]
+    for artist in animated:
+        artist.set_animated(False)
+    try:
+        figure.savefig(
+            buffer,
+            format="png",
+            dpi=figure.dpi,
+            pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL},
+        )
+    finally:
+        for artist in animated:
+            artist.set_animated(True)
     return buffer.getvalue()
 
 
