@@ -66,6 +66,7 @@ def blitting_canvases(explorer) -> list[BlitCanvas]:
     return [v for v in values if isinstance(v, BlitCanvas) and v.blit]
 
 
+@pytest.mark.slow  # every explorer through every control: the full run (make test)
 @pytest.mark.parametrize("name", sorted(EXPLORERS))
 def test_a_blitted_frame_is_the_full_render_after_every_move(name, model):
     explorer = EXPLORERS[name](model)
