@@ -48,8 +48,13 @@ lab-ja: $(STAMP)
 # notebook per core at a time), the
 # browser tests (skipped, with one line saying why, where no Chromium or Chrome is found).
 test: $(STAMP)
-	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory lint unit nbval browser; status=$$?; \
+	@start=$$(date +%s); status=0; \
+	for tier in lint unit nbval browser; do \
+		begun=$$(date +%s); \
+		$(MAKE) --no-print-directory $$tier || status=$$?; \
+		echo "make test: $$tier $$(( $$(date +%s) - begun )) s"; \
+		[ $$status = 0 ] || break; \
+	done; \
 	echo "make test: $$(( $$(date +%s) - start )) s"; exit $$status
 
 # The inner loop: lint and the tests that execute no notebook and drive no browser.

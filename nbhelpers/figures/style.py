@@ -18,16 +18,25 @@ _family = list(matplotlib.rcParams["font.family"])
 import matplotlib_fontja  # noqa: E402  (registers IPAexGothic with matplotlib, and sets it)
 
 matplotlib.rcParams["font.family"] = _family  # ... which the course leaves as it found it
-COURSE_RC = {"font.family": [matplotlib_fontja.matplotlib_fontja.FONT_NAME]}
+COURSE_FAMILY = [matplotlib_fontja.matplotlib_fontja.FONT_NAME]
 
 
 def course_font(fn):
-    """`fn` run with the course's font: texts made (or laid out, or rendered) inside use it."""
+    """`fn` run with the course's font: texts made (or laid out, or rendered) inside use it.
+    Only rcParams["font.family"] is swapped, and back afterwards (a full rc_context would copy
+    every rcParam at each call, and a redraw makes many)."""
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
-        with matplotlib.rc_context(COURSE_RC):
+        rc = matplotlib.rcParams
+        before = rc["font.family"]
+        if before == COURSE_FAMILY:  # inside another course_font call already
             return fn(*args, **kwargs)
+        rc["font.family"] = COURSE_FAMILY
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            rc["font.family"] = before
 
     return wrapped
 
