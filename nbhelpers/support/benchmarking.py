@@ -10,9 +10,12 @@ Peak memory: how much *more* memory a call needed at its worst moment than befor
   * CPU on Linux: the peak resident set size (VmHWM in /proc/self/status, reset by writing 5 to
     /proc/self/clear_refs) minus the resident size before the call. This counts every page
     the call touched, tensors and kernel scratch space alike, in 4 KiB pages. glibc first
-    hands the free blocks it still holds back to the system (malloc_trim), so memory freed by
-    an earlier call does not sit resident and hide the next call's needs; its settings are
-    left as they are.
+    hands the free blocks it still holds back to the system (malloc_trim), and while the
+    call runs it gives every large freed block back at once (its mmap and trim thresholds
+    fixed at 128 KiB), so that memory freed earlier does not sit resident and hide the
+    call's needs. Afterwards both thresholds are set back to glibc's defaults (128 KiB);
+    glibc offers no way to turn its own raising of them back on, so that alone outlasts the
+    first measurement: large blocks keep going straight back to the system.
   * anywhere else: not measured (None).
 
 Resetting VmHWM also resets the process's own peak (getrusage's ru_maxrss): the peak before
@@ -137,6 +140,26 @@ def _glibc():
     return None
 
 
+# mallopt's parameters (malloc.h) and glibc's default for both: 128 KiB.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _GLIBC_DEFAULT = -1, -3, 128 * 1024
+
+
+@contextlib.contextmanager
+def _large_blocks_returned_at_once():
+    # Fixed thresholds stop glibc from raising them after each big free (its default), so a
+    # freed tensor leaves the resident set at once instead of padding the next baseline.
+    libc = _glibc()
+    if libc is not None:
+        libc.mallopt(_M_MMAP_THRESHOLD, _GLIBC_DEFAULT)
+        libc.mallopt(_M_TRIM_THRESHOLD, _GLIBC_DEFAULT)
+    try:
+        yield
+    finally:
+        if libc is not None:  # glibc's default values again (its own raising stays off)
+            libc.mallopt(_M_MMAP_THRESHOLD, _GLIBC_DEFAULT)
+            libc.mallopt(_M_TRIM_THRESHOLD, _GLIBC_DEFAULT)
+
+
 def _release_free_memory() -> None:
     # Free blocks still resident in the heap would be reused by the call without raising the
     # resident size: hand them back to the system first so that reuse is counted too.
@@ -188,13 +211,14 @@ def peak_memory(fn: Callable[[], object], device: torch.device | str | None = No
     if device.type != "cpu" or not _can_reset_peak_rss():
         return None
     global _peak_before_resets
-    _release_free_memory()
-    _peak_before_resets = max(_peak_before_resets, _resident_bytes("VmHWM:"))
-    _PROC_CLEAR_REFS.write_text("5")  # VmHWM := current resident size
-    before = _resident_bytes("VmRSS:")
-    result = fn()
-    peak = _resident_bytes("VmHWM:") - before
-    del result
+    with _large_blocks_returned_at_once():
+        _release_free_memory()
+        _peak_before_resets = max(_peak_before_resets, _resident_bytes("VmHWM:"))
+        _PROC_CLEAR_REFS.write_text("5")  # VmHWM := current resident size
+        before = _resident_bytes("VmRSS:")
+        result = fn()
+        peak = _resident_bytes("VmHWM:") - before
+        del result
     return max(peak, 0)
 
 
