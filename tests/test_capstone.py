@@ -120,3 +120,33 @@ def test_time_running_out_is_not_a_fault(solved):
     assert not result and result.fault == "time ran out", result
     assert "train_your_gpt1(parts, seconds=" in repr(result)
     assert "hint:" not in repr(result)  # nothing of the learner's is blamed
+
+
+def test_the_learners_attention_answers_each_block_as_its_own_did():
+    """A block built around an attention that returns (output, weights), and that unpacks
+    it (`self.attn(h)[0]`), gets the learner's attention in the capstone with the same
+    answer: [0] must not pick the first sentence of the batch instead."""
+    import torch
+
+    from answers.nb07 import block_class
+    from nbhelpers.corpus import JapaneseGrammar
+    from nbhelpers.exercises import use_parts
+    from nbhelpers.experiments.pretraining import corpus_model_config
+
+    fused = fused_class()
+
+    class UnpackingBlock(block_class()):
+        def __init__(self, d_model, n_heads, d_ff):
+            super().__init__(d_model, n_heads, d_ff)
+            self.attn = fused(d_model, n_heads)
+
+        def forward(self, h):
+            g = self.ln_1(h + self.attn(h)[0])
+            return self.ln_2(g + self.ffn(g))
+
+    parts = use_parts(attention=fused, block=UnpackingBlock, checked=False)
+    model = parts.model(corpus_model_config(JapaneseGrammar()))
+    block = model.blocks[0].block
+    h = torch.randn(3, 5, model.config.d_model)
+    assert isinstance(block.attn(h), tuple)
+    torch.testing.assert_close(block(h)[1], block(h[1:2])[0])  # each sentence on its own

@@ -77,16 +77,30 @@ def as_part(part: str, call, *args, **kwargs):
 
 
 class AsBlockAttention(nn.Module):
-    """An attention of the learner's interface, x -> (output, weights), where a block calls
-    attn(h, mask, cache=..., ...): the block gets the output. A causal one masks itself."""
+    """The learner's attention (x -> (output, weights), causal: it masks itself) in a block's
+    `attn`, answering as the attention the block was built with did: the output alone, or
+    (output, weights) for a block that unpacks a tuple."""
 
-    def __init__(self, attention: nn.Module):
+    def __init__(self, attention: nn.Module, as_tuple: bool = False):
         super().__init__()
-        self.attention = attention
+        self.attention, self.as_tuple = attention, as_tuple
 
     def forward(self, h, mask=None, **ignored):
         out = as_part("attention", self.attention, h)
-        return out[0] if isinstance(out, tuple) else out
+        output = out[0] if isinstance(out, tuple) else out
+        if not self.as_tuple:
+            return output
+        return out if isinstance(out, tuple) else (output, None)
+
+
+def answers_a_tuple(attn: nn.Module, d_model: int) -> bool:
+    """Whether a block's own attention returns a tuple (as the learner's fused attention of
+    notebook 05 does) rather than the output alone: tried once, on two positions."""
+    with torch.no_grad():
+        try:
+            return isinstance(attn(torch.zeros(1, 2, d_model)), tuple)
+        except Exception:  # its own errors show when the block runs
+            return False
 
 
 class AsPart(nn.Module):
@@ -115,7 +129,9 @@ class YourGPT1(nn.Module):
         ]
         for block in blocks:
             attention = as_part("attention", parts.attention, config.d_model, config.n_heads)
-            block.attn = AsBlockAttention(attention)
+            own = getattr(block, "attn", None)
+            as_tuple = own is not None and answers_a_tuple(own, config.d_model)
+            block.attn = AsBlockAttention(attention, as_tuple)
         # each block is called through AsPart, so that an error inside one names the block
         self.blocks = nn.ModuleList(AsPart(block) for block in blocks)
         self.apply(GPT1._init_weights)
@@ -532,10 +548,11 @@ def train_your_gpt1(
             if ran_out
             else tr(
                 "it learns, but {steps} steps were not enough (the loss fell from {first:.2f} "
-                "to {last:.2f})",
+                "to {last:.2f}). Train for more steps: train_your_gpt1(parts, steps={more})",
                 steps=done,
                 first=float(np.mean(losses[:5])),
                 last=float(np.mean(losses[-10:])),
+                more=2 * done,
             )
         )
         fault = "time ran out" if ran_out else "too slow"

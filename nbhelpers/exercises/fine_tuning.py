@@ -114,7 +114,7 @@ def check_l3(fn) -> CheckResult:
         "l3",
         fn,
         cases,
-        tr("return L3, the fine-tuning loss with the auxiliary language-model term."),
+        tr("return L3, the fine-tuning log-likelihood with the auxiliary language-model term."),
     )
 
 

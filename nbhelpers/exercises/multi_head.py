@@ -67,7 +67,7 @@ def check_multi_head_attention(cls) -> CheckResult:
         "MultiHeadAttention",
         cls,
         cases,
-        tr("build W_Q, W_K, W_V, W_O and attend with h heads."),
+        tr("build W_Q, W_K, W_V, W_O and attend with n_heads heads."),
     )
 
 

@@ -323,5 +323,5 @@ def check_top_p_filter(fn) -> CheckResult:
         "top_p_filter",
         fn,
         cases,
-        tr("return probs kept to the nucleus of p."),
+        tr("return probs kept to the nucleus of p, renormalised."),
     )

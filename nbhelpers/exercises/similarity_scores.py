@@ -137,5 +137,5 @@ def check_score_divisor(fn) -> CheckResult:
         "score_divisor",
         fn,
         cases,
-        tr("return the number to divide q·k by."),
+        tr("return the number to divide q·k by so that the scores have variance 1."),
     )
