@@ -397,6 +397,96 @@ def checkers_say(parts: Parts, names) -> list[str]:
     return said
 
 
+@dataclass
+class Training:
+    """What a training run saw: the losses, the last KL measured, and a fault if one showed."""
+
+    losses: list[float] = field(default_factory=list)
+    kl: float | None = None
+    elapsed: float = 0.0
+    done: int = 0
+    fault: str | None = None
+    seen: str | None = None
+    raised: PartRaised | None = None
+
+
+def train(
+    model, parts: Parts, grammar, heldout, *, steps: int, seconds: float, goal: float, seed: int
+) -> Training:
+    """Notebook 08's recipe on the learner's parts: Adam with warm-up and cosine decay,
+    batches of 256 given whole to the step with micro_batch=128, the KL measured every 20
+    steps; it stops at the goal, at `steps`, at `seconds`, or at the first fault."""
+    from ..experiments.heldout import measure
+    from ..experiments.pretraining import learning_rate
+
+    run, pad_id = Training(), grammar.tokenizer.pad_id
+    try:
+        if "forward" in parts.yours:
+            run.fault, run.seen = probe_forward(model, heldout.ids[:8, :-1].to(model.device))
+        if run.fault is not None:
+            return run
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        rng = np.random.default_rng(seed)
+        model.train()
+        for step in range(1, steps + 1):
+            start = time.perf_counter()
+            ids = grammar.sample_ids(256, rng)
+            ids = ids[:, : int((ids != pad_id).sum(1).max())]
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate(step - 1, steps, 1e-2, 50)
+            # two micro-batches: a step that mishandles them shows
+            loss = float(as_part("step", parts.step, model, optimizer, ids, pad_id, 128))
+            run.losses.append(loss)
+            run.elapsed += time.perf_counter() - start
+            run.done = step
+            if not np.isfinite(loss):
+                run.fault = "not finite"
+                run.seen = tr(
+                    "the training loss became {loss} at step {step}", loss=loss, step=step
+                )
+                return run
+            if step % 20 == 0 or step == steps or run.elapsed > seconds:
+                run.kl = measure(model, heldout).kl
+                model.train()
+                if run.kl <= goal or run.elapsed > seconds:
+                    return run
+    except PartRaised as raised:
+        run.raised = raised
+    return run
+
+
+def unigram_entropy(grammar, heldout) -> float:
+    """The loss of a model that ignores the context: the entropy of the held-out tokens."""
+    counts = torch.bincount(
+        heldout.ids[:, 1:][heldout.mask], minlength=grammar.tokenizer.vocab_size
+    )
+    p = counts.double() / counts.sum()
+    return float(-(p[p > 0] * p[p > 0].log()).sum())
+
+
+def ran_out(run: Training, seconds: float) -> tuple[str, str]:
+    """(fault, why) for a model that learns with no fault showing: time or steps ran out."""
+    first, last = float(np.mean(run.losses[:5])), float(np.mean(run.losses[-10:]))
+    if run.elapsed > seconds:
+        return "time ran out", tr(
+            "time ran out while it was still learning (the loss fell from {first:.2f} to "
+            "{last:.2f}); this machine took {ms:.0f} ms a step. Train longer: "
+            "train_your_gpt1(parts, seconds={more:.0f})",
+            first=first,
+            last=last,
+            ms=1000 * run.elapsed / max(run.done, 1),
+            more=4 * seconds,
+        )
+    return "too slow", tr(
+        "it learns, but {steps} steps were not enough (the loss fell from {first:.2f} "
+        "to {last:.2f}). Train for more steps: train_your_gpt1(parts, steps={more})",
+        steps=run.done,
+        first=first,
+        last=last,
+        more=2 * run.done,
+    )
+
+
 @leaves_state_alone
 def train_your_gpt1(
     parts: Parts, *, seconds: float = 60.0, steps: int = 400, goal: float = GOAL_KL, seed: int = 0
@@ -412,8 +502,8 @@ def train_your_gpt1(
     or time ran out while it was still learning (train longer). A part used without its
     checker (use_parts(..., checked=False)) has its checker's verdict added."""
     from ..corpus import JapaneseGrammar
-    from ..experiments.heldout import make_heldout, measure
-    from ..experiments.pretraining import corpus_model_config, learning_rate
+    from ..experiments.heldout import make_heldout
+    from ..experiments.pretraining import corpus_model_config
 
     if not isinstance(parts, Parts):
         raise TypeError(
@@ -426,7 +516,6 @@ def train_your_gpt1(
     check_seed("seed", seed)
     check_positive_number("seconds", seconds)
     check_positive_number("goal", goal)
-    exercise = "capstone"
     if not parts.yours:
         return CapstoneResult(
             NOT_ATTEMPTED,
@@ -435,64 +524,50 @@ def train_your_gpt1(
                     "… {exercise}: nothing of yours has passed its checker yet, so there is no "
                     "GPT-1 of yours to train. Finish the exercises, then give your parts to "
                     "use_parts.",
-                    exercise=exercise,
+                    exercise="capstone",
                 )
             ],
         )
     grammar = JapaneseGrammar()
     heldout = make_heldout(grammar, n=500)
-    pad_id = grammar.tokenizer.pad_id
-    yours = tr(", ").join(part_name(name) for name in parts.yours)
-    losses: list[float] = []
-    kl, elapsed, done, fault, seen = None, 0.0, 0, None, None
+    torch.manual_seed(seed)
     try:
-        torch.manual_seed(seed)
         model = parts.model(corpus_model_config(grammar))
-        if "forward" in parts.yours:
-            fault, seen = probe_forward(model, heldout.ids[:8, :-1].to(model.device))
-        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-        rng = np.random.default_rng(seed)
-        model.train()
-        for step in range(1, steps + 1 if fault is None else 1):
-            start = time.perf_counter()
-            ids = grammar.sample_ids(256, rng)
-            ids = ids[:, : int((ids != pad_id).sum(1).max())]
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate(step - 1, steps, 1e-2, 50)
-            # two micro-batches: a step that mishandles them shows
-            loss = float(as_part("step", parts.step, model, optimizer, ids, pad_id, 128))
-            losses.append(loss)
-            elapsed += time.perf_counter() - start
-            done = step
-            if not np.isfinite(loss):
-                fault = "not finite"
-                seen = tr("the training loss became {loss} at step {step}", loss=loss, step=step)
-                break
-            if step % 20 == 0 or step == steps or elapsed > seconds:
-                kl = measure(model, heldout).kl
-                model.train()
-                if kl <= goal or elapsed > seconds:
-                    break
     except PartRaised as raised:
+        model, run = None, Training(raised=raised)
+    else:
+        run = train(
+            model, parts, grammar, heldout, steps=steps, seconds=seconds, goal=goal, seed=seed
+        )
+    return verdict(run, parts, model, grammar, heldout, seconds=seconds, goal=goal)
+
+
+def verdict(
+    run: Training, parts: Parts, model, grammar, heldout, *, seconds: float, goal: float
+) -> CapstoneResult:
+    """What the run says: passed, or why it stopped short, naming only the learner's parts."""
+    exercise = "capstone"
+    measured = (run.kl, run.done, run.elapsed, run.losses)
+    if run.raised is not None:
+        part = run.raised.part
         return CapstoneResult(
             FAILED,
             [
                 tr(
                     "✗ {exercise}: your {part} raised {error}",
                     exercise=exercise,
-                    part=part_name(raised.part),
-                    error=first_line(raised.error),
+                    part=part_name(part),
+                    error=first_line(run.raised.error),
                 ),
-                *("  " + line for line in checkers_say(parts, [raised.part])),
+                *("  " + line for line in checkers_say(parts, [part])),
             ],
             None,
-            done,
-            elapsed,
-            losses,
+            *measured[1:],
             "raised",
         )
     model.eval()
-    if fault is None and kl is not None and kl <= goal:
+    yours = tr(", ").join(part_name(name) for name in parts.yours)
+    if run.fault is None and run.kl is not None and run.kl <= goal:
         notes = checkers_say(parts, parts.unchecked)  # it learned, bugs and all
         return CapstoneResult(
             PASSED,
@@ -502,66 +577,42 @@ def train_your_gpt1(
                     "nats per token ≤ {goal} after {steps} steps, {seconds:.0f} s of training",
                     exercise=exercise,
                     yours=yours,
-                    kl=kl,
+                    kl=run.kl,
                     goal=goal,
-                    steps=done,
-                    seconds=elapsed,
+                    steps=run.done,
+                    seconds=run.elapsed,
                 ),
                 *("  " + tr("but: {note}", note=note) for note in notes),
             ],
-            kl,
-            done,
-            elapsed,
-            losses,
-        )
-    if fault is None:
-        counts = torch.bincount(
-            heldout.ids[:, 1:][heldout.mask], minlength=grammar.tokenizer.vocab_size
-        )
-        p = counts.double() / counts.sum()
-        unigram = float(-(p[p > 0] * p[p > 0].log()).sum())
-        fault, seen = diagnosis(
-            model, grammar, losses, heldout.ids, grammar.entropy_rate(), unigram
+            *measured,
         )
     stopped = tr(
         "✗ {exercise}: your GPT-1 (yours: {yours}) stopped at KL(p ‖ p̂) = {kl:.3f} nats "
         "per token after {steps} steps, {seconds:.0f} s (goal ≤ {goal})",
         exercise=exercise,
         yours=yours,
-        kl=float("nan") if kl is None else kl,
-        steps=done,
-        seconds=elapsed,
+        kl=float("nan") if run.kl is None else run.kl,
+        steps=run.done,
+        seconds=run.elapsed,
         goal=goal,
     )
-    if fault is None:  # it learns, and no fault shows: time or steps ran out
-        ran_out = elapsed > seconds
-        why = (
-            tr(
-                "time ran out while it was still learning (the loss fell from {first:.2f} to "
-                "{last:.2f}); this machine took {ms:.0f} ms a step. Train longer: "
-                "train_your_gpt1(parts, seconds={more:.0f})",
-                first=float(np.mean(losses[:5])),
-                last=float(np.mean(losses[-10:])),
-                ms=1000 * elapsed / max(done, 1),
-                more=4 * seconds,
-            )
-            if ran_out
-            else tr(
-                "it learns, but {steps} steps were not enough (the loss fell from {first:.2f} "
-                "to {last:.2f}). Train for more steps: train_your_gpt1(parts, steps={more})",
-                steps=done,
-                first=float(np.mean(losses[:5])),
-                last=float(np.mean(losses[-10:])),
-                more=2 * done,
-            )
+    fault, seen = run.fault, run.seen
+    if fault is None:
+        fault, seen = diagnosis(
+            model,
+            grammar,
+            run.losses,
+            heldout.ids,
+            grammar.entropy_rate(),
+            unigram_entropy(grammar, heldout),
         )
-        fault = "time ran out" if ran_out else "too slow"
+    if fault is None:  # it learns, and no fault shows: time or steps ran out
+        fault, why = ran_out(run, seconds)
         lines = [stopped, "  " + why]
         lines += ["  " + line for line in checkers_say(parts, parts.unchecked)]
-        return CapstoneResult(FAILED, lines, kl, done, elapsed, losses, fault)
-    looks = suspects(fault, parts)
+        return CapstoneResult(FAILED, lines, *measured, fault)
     lines = [stopped, "  " + tr("seen: {seen}", seen=seen)]
-    lines += ["  " + tr("hint: {hint}", hint=question) for question in looks]
+    lines += ["  " + tr("hint: {hint}", hint=question) for question in suspects(fault, parts)]
     named = ["forward"] if fault in FORWARD_FAULTS else list(suspect_questions().get(fault, {}))
     lines += ["  " + line for line in checkers_say(parts, named)]
-    return CapstoneResult(FAILED, lines, kl, done, elapsed, losses, fault)
+    return CapstoneResult(FAILED, lines, *measured, fault)
