@@ -42,7 +42,7 @@ IGNORED = (
     re.compile(r"^\s*[✓✗…!] \w+"),
     re.compile(r"'[^']*'"),
     re.compile(r"`[^`]*`"),
-    re.compile(r"one-hot|pre-LN|post-LN"),  # terms the glossary keeps as they are
+    re.compile(r"one-hot|pre-LN|post-LN|top-[kp]（nucleus）|top-[kp]"),  # terms kept as they are
     re.compile(r"^\s*\(\w+\): "),  # a torch module's child in its repr: (attn): ...
 )
 # A word, not an identifier: not inside a name or a dotted path (model.W_e), not called, not
