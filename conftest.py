@@ -2,11 +2,14 @@
 
 With `--rerun-offline` (as `make nbval` runs it), nbval blocks socket connections in every
 kernel, checks the layout of every figure a notebook shows (no overlapping or clipped
-texts, in any language), and executes each course notebook (notebooks/) twice in one
-kernel, comparing both passes with the stored outputs (the solutions, once):
-learners rerun cells all the time, so a second pass must print the same checked outputs and
-leave no stale explorer open; the blocked network proves the course needs none at run time.
-One kernel does what used to take a second, separate execution of every notebook.
+texts, in any language), and runs each course notebook (notebooks/) twice in one kernel:
+first the English edition, then, as the second pass, its Japanese edition, each compared
+with its own stored outputs. The Japanese code cells are the English ones (plus the
+`%env NBHELPERS_LANG=ja` that switches the language), so the second pass is a rerun of
+the same code in the same kernel: learners rerun cells all the time, and it must print
+the same checked outputs, now in Japanese, and leave no stale explorer open. A notebook
+collected without its other edition runs twice in its own language. The solutions run
+once. The blocked network proves the course needs none at run time.
 """
 
 import copy
@@ -103,22 +106,50 @@ def pytest_collection_modifyitems(config, items):
             by_notebook.setdefault(item.parent, []).append(item)
         else:
             rerun.append(item)
+    editions = {Path(str(notebook.fspath)): notebook for notebook in by_notebook}
+    japanese = {
+        notebook: editions[japanese_path]
+        for notebook in by_notebook
+        if (japanese_path := japanese_edition(notebook)) in editions
+    }
+    second_pass_of = set(japanese.values())
     for notebook, cells in by_notebook.items():
+        if notebook in second_pass_of:
+            continue  # run as its English edition's second pass, in that kernel
         rerun += [
             injected(notebook, "block the network", BLOCK_NETWORK),
             injected(notebook, "check figure layout", CHECK_FIGURE_LAYOUT),
             *cells,
         ]
-        if notebook.fspath.dirpath().basename != "notebooks":
-            # solutions/ hold no explorer and no state worth a second pass; the Japanese
-            # editions (notebooks/ja/) run the English code, whose second pass is tested.
-            continue
+        if not is_course_notebook(notebook):
+            continue  # solutions/ hold no explorer and no state worth a second pass
+        if notebook in japanese:
+            second = [
+                again(notebook, cell, "rerun in Japanese")
+                for cell in by_notebook[japanese[notebook]]
+            ]
+        else:
+            second = [again(notebook, cell, "rerun") for cell in cells]
         rerun += [
             injected(notebook, "count open explorers", COUNT_OPEN_EXPLORERS),
-            *(again(notebook, cell) for cell in cells),
+            *second,
             injected(notebook, "no explorer left open", SAME_EXPLORERS_AFTER_RERUN),
         ]
     items[:] = rerun
+
+
+def is_course_notebook(notebook) -> bool:
+    """notebooks/X.ipynb or notebooks/ja/X.ipynb, not a solution."""
+    folder = Path(str(notebook.fspath)).parent
+    return folder.name == "notebooks" or folder.parent.name == "notebooks"
+
+
+def japanese_edition(notebook) -> Path | None:
+    """notebooks/X.ipynb -> notebooks/ja/X.ipynb (None for anything else)."""
+    path = Path(str(notebook.fspath))
+    if path.parent.name != "notebooks":
+        return None
+    return path.parent / "ja" / path.name
 
 
 def injected(notebook, name, source):
@@ -135,11 +166,12 @@ def injected(notebook, name, source):
     return item
 
 
-def again(notebook, item):
-    """The same cell, run a second time and compared with the same stored outputs."""
+def again(notebook, item, label):
+    """A cell run in `notebook`'s kernel and compared with its own stored outputs: the same
+    cell a second time, or the Japanese edition's cell after the English pass."""
     second = IPyNbCell.from_parent(
         notebook,
-        name=f"{item.name} (rerun)",
+        name=f"{item.name} ({label})",
         cell_num=item.cell_num,
         # nbval merges split stdout streams into the stored cell in place: a copy keeps the
         # reference of the second pass as it is on disk.

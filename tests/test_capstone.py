@@ -150,3 +150,29 @@ def test_the_learners_attention_answers_each_block_as_its_own_did():
     h = torch.randn(3, 5, model.config.d_model)
     assert isinstance(block.attn(h), tuple)
     torch.testing.assert_close(block(h)[1], block(h[1:2])[0])  # each sentence on its own
+
+
+def test_nbhelpers_own_block_raising_on_the_learners_attention_blames_the_attention():
+    """The learner's attention returns the wrong width; nbhelpers' own block raises when it
+    adds it to h. The verdict names nbhelpers' block as what raised and the learner's
+    attention as what it raised on, never "your block"."""
+    import torch
+    from torch import nn
+
+    from nbhelpers.exercises import train_your_gpt1, use_parts
+
+    class HalfWidth(nn.Module):
+        def __init__(self, d_model, n_heads):
+            super().__init__()
+            self.proj = nn.Linear(d_model, d_model // 2)
+
+        def forward(self, x):
+            return self.proj(x), None
+
+    result = train_your_gpt1(use_parts(attention=HalfWidth, checked=False), steps=1)
+    said = repr(result)
+    assert not result and result.fault == "raised", said
+    assert "nbhelpers' own block raised" in said and "your attention gave it" in said, said
+    assert "your block" not in said, said
+    assert "your attention fails its checker" in said, said  # checked=False: its checker's say
+    assert torch.is_grad_enabled()

@@ -104,7 +104,8 @@ def answers_a_tuple(attn: nn.Module, d_model: int) -> bool:
 
 
 class AsPart(nn.Module):
-    """A block of the learner's, its errors named "block"."""
+    """A block, its errors named "block" (the verdict says whether the block is the learner's
+    or nbhelpers' own, raising on what the learner's attention returned)."""
 
     def __init__(self, block: nn.Module):
         super().__init__()
@@ -333,7 +334,9 @@ def diagnosis(model, grammar, losses: list[float], heldout_ids, floor: float, un
             first=first,
             last=last,
         )
-    if abs(last - unigram) < 0.1:
+    # the loss passes the unigram level on its way down: stuck means it stayed there
+    settled = len(losses) >= 40 and abs(last - float(np.mean(losses[-20:-10]))) < 0.05
+    if settled and abs(last - unigram) < 0.1:
         return "context ignored", tr(
             "the training loss {loss:.2f} is stuck at the level of a model that ignores the "
             "context ({unigram:.2f})",
@@ -496,7 +499,8 @@ def train_your_gpt1(
     with warm-up and cosine decay, as notebook 08) until its exact KL(p ‖ p̂) per predicted
     held-out token is at most `goal`, or `steps` steps or `seconds` of training have passed.
 
-    When it stops short it says why, naming only the learner's parts: one of them raised;
+    When it stops short it says why, naming only the learner's parts: one of them raised, or
+    nbhelpers' own part raised on what they gave it;
     the forward pass returns no gradient or probabilities; the loss is not finite, below
     what any honest model reaches, climbing, flat, or stuck where the context is ignored;
     or time ran out while it was still learning (train longer). A part used without its
@@ -524,7 +528,7 @@ def train_your_gpt1(
                     "… {exercise}: nothing of yours has passed its checker yet, so there is no "
                     "GPT-1 of yours to train. Finish the exercises, then give your parts to "
                     "use_parts.",
-                    exercise="capstone",
+                    exercise="train_your_gpt1",
                 )
             ],
         )
@@ -546,21 +550,30 @@ def verdict(
     run: Training, parts: Parts, model, grammar, heldout, *, seconds: float, goal: float
 ) -> CapstoneResult:
     """What the run says: passed, or why it stopped short, naming only the learner's parts."""
-    exercise = "capstone"
+    exercise = "train_your_gpt1"
     measured = (run.kl, run.done, run.elapsed, run.losses)
     if run.raised is not None:
-        part = run.raised.part
+        part, error = run.raised.part, first_line(run.raised.error)
+        if part in parts.yours:
+            suspected = [part]
+            said = tr(
+                "✗ {exercise}: your {part} raised {error}",
+                exercise=exercise,
+                part=part_name(part),
+                error=error,
+            )
+        else:  # nbhelpers' own part raised on what the learner's parts gave it or returned
+            suspected = list(parts.yours)
+            said = tr(
+                "✗ {exercise}: nbhelpers' own {part} raised {error}, on what your {inside} gave it",
+                exercise=exercise,
+                part=part_name(part),
+                error=error,
+                inside=tr(", ").join(part_name(name) for name in suspected),
+            )
         return CapstoneResult(
             FAILED,
-            [
-                tr(
-                    "✗ {exercise}: your {part} raised {error}",
-                    exercise=exercise,
-                    part=part_name(part),
-                    error=first_line(run.raised.error),
-                ),
-                *("  " + line for line in checkers_say(parts, [part])),
-            ],
+            [said, *("  " + line for line in checkers_say(parts, suspected))],
             None,
             *measured[1:],
             "raised",
