@@ -44,7 +44,8 @@ lab-ja: $(STAMP)
 		--ServerApp.port=$(LAB_PORT) --LabApp.extension_manager=readonly $(ALLOW_ROOT) \
 		notebooks/ja/00_tour.ipynb
 
-# Everything: lint, the unit tests, nbval (each notebook twice in one kernel, offline; one
+# Everything: lint, the unit tests, nbval (each notebook, then its Japanese edition, in one
+# kernel, offline; one
 # notebook per core at a time), the
 # browser tests (skipped, with one line saying why, where no Chromium or Chrome is found).
 test: $(STAMP)

@@ -125,7 +125,11 @@ def pytest_collection_modifyitems(config, items):
             continue  # solutions/ hold no explorer and no state worth a second pass
         if notebook in japanese:
             second = [
-                again(notebook, cell, "rerun in Japanese")
+                again(
+                    notebook,
+                    cell,
+                    f"rerun as {japanese[notebook].fspath.relto(str(notebook.config.rootpath))}",
+                )
                 for cell in by_notebook[japanese[notebook]]
             ]
         else:
