@@ -27,6 +27,30 @@ from ..support.language import tr
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
 NEG_INF = float("-inf")
 
+# What every checker module imports (`from .core import *`): the toolkit, in one place.
+__all__ = [
+    "FAILED",
+    "NEG_INF",
+    "NOT_ATTEMPTED",
+    "PASSED",
+    "attempt",
+    "bias_of",
+    "build",
+    "Case",
+    "check_class",
+    "check_function",
+    "CheckResult",
+    "first_line",
+    "leaves_state_alone",
+    "linear_weights",
+    "randn",
+    "randomise_constants",
+    "Rejected",
+    "run_cases",
+    "seeded",
+    "shapes",
+]
+
 
 @dataclass
 class Case:

@@ -10,7 +10,7 @@ from torch import nn
 
 from ..gpt1 import GPT1, GPT1Config
 from ..support.language import tr
-from .core import randomise_constants, seeded
+from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 
 # The running example: <SOS> 犬 が 河岸 を 歩く in a vocabulary of 9 tokens.
 VOCAB = ["<PAD>", "<SOS>", "<EOS>", "犬", "猫", "が", "河岸", "を", "歩く"]

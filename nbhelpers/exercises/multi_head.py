@@ -10,21 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..support.language import tr
-from .core import (
-    NEG_INF,
-    Case,
-    CheckResult,
-    attempt,
-    bias_of,
-    build,
-    check_class,
-    leaves_state_alone,
-    linear_weights,
-    randn,
-    run_cases,
-    seeded,
-    shapes,
-)
+from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 
 
 @leaves_state_alone

@@ -6,17 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from ..support.language import tr
-from .core import (
-    Case,
-    CheckResult,
-    Rejected,
-    check_function,
-    leaves_state_alone,
-    randn,
-    run_cases,
-    seeded,
-    shapes,
-)
+from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 from .gpt_cases import (
     SENTENCE,
     VOCAB,

@@ -8,19 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..support.language import tr
-from .core import (
-    NEG_INF,
-    Case,
-    CheckResult,
-    build,
-    check_class,
-    check_function,
-    leaves_state_alone,
-    randn,
-    run_cases,
-    seeded,
-    shapes,
-)
+from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 from .gpt_cases import (
     SENTENCE,
     VOCAB,
