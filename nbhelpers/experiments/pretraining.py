@@ -139,9 +139,9 @@ class TrainingHistory:
 def learning_rate(step: int, steps: int, peak: float, warmup: int) -> float:
     """Linear warm-up, then a cosine decay to peak / 20.
 
-    Post-LN transformers such as GPT-1 train badly without a warm-up: the gradients of the
-    last layers are large at initialisation (Xiong et al. 2020, "On Layer Normalization in
-    the Transformer Architecture", §3).
+    Deep post-LN transformers such as GPT-1 need the warm-up: at initialisation the gradients
+    of the weights near the output are large (Xiong et al. 2020, "On Layer Normalization in
+    the Transformer Architecture", §3). Notebook 08 measures what it does for one block.
 
     Notebook 08.
     """
