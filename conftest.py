@@ -14,6 +14,7 @@ once. The blocked network proves the course needs none at run time.
 
 import copy
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -113,7 +114,16 @@ def pytest_collection_modifyitems(config, items):
         if (japanese_path := japanese_edition(notebook)) in editions
     }
     second_pass_of = set(japanese.values())
-    for notebook, cells in by_notebook.items():
+    # Longest first (what the stored run took, second pass included), so that pytest-xdist
+    # (`--dist loadfile --no-loadscope-reorder`) does not start notebook 08 last.
+    order = sorted(
+        by_notebook,
+        key=lambda nb: (
+            -(stored_seconds(nb) + (stored_seconds(japanese[nb]) if nb in japanese else 0))
+        ),
+    )
+    for notebook in order:
+        cells = by_notebook[notebook]
         if notebook in second_pass_of:
             continue  # run as its English edition's second pass, in that kernel
         rerun += [
@@ -140,6 +150,18 @@ def pytest_collection_modifyitems(config, items):
             injected(notebook, "no explorer left open", SAME_EXPLORERS_AFTER_RERUN),
         ]
     items[:] = rerun
+
+
+def stored_seconds(notebook) -> float:
+    """How long the stored run of a notebook took, from the execution times Jupyter keeps in
+    each cell's metadata (0 where there are none)."""
+    stamps = [
+        datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        for cell in notebook.nb.cells
+        for key in ("iopub.execute_input", "shell.execute_reply")
+        if (stamp := cell.get("metadata", {}).get("execution", {}).get(key))
+    ]
+    return (max(stamps) - min(stamps)).total_seconds() if stamps else 0.0
 
 
 def is_course_notebook(notebook) -> bool:

@@ -52,6 +52,13 @@ def test_one_head_does_clearly_worse_with_the_same_budget(trained):
     assert one.both <= 0.5 and one.both < two.both - 0.4
     (share,) = trained[1].shares  # one head: its weight is split, not on one key
     assert share.previous < 0.9 and share.first < 0.9
+    # the accuracy split by position: the previous-token accuracy is a weighted mean of i = 1
+    # (one position of seven) and i >= 2 (six of seven)
+    for acc in (one, two):
+        assert abs(acc.previous - (acc.previous_at_1 + 6 * acc.previous_after_1) / 7) < 1e-6
+    # seed 0: the one head learned the subject, so at i = 1 it names the previous token too,
+    # and after that it is near chance (1/64)
+    assert one.previous_at_1 >= 0.95 and one.previous_after_1 < 0.05
 
 
 @pytest.mark.slow  # trains two models

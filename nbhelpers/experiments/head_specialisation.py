@@ -138,11 +138,14 @@ class SubjectPreviousModel(nn.Module):
 
 class Accuracy(NamedTuple):
     """Shares of predicted positions (i >= 1) with both tokens right, the subject right, and
-    the previous token right."""
+    the previous token right; the last split into i = 1, where the previous token is the
+    subject, and i >= 2, where it is not."""
 
     both: float
     subject: float
     previous: float
+    previous_at_1: float
+    previous_after_1: float
 
 
 def accuracy(model: SubjectPreviousModel, tokens: torch.Tensor, targets: torch.Tensor) -> Accuracy:
@@ -171,6 +174,8 @@ def accuracy(model: SubjectPreviousModel, tokens: torch.Tensor, targets: torch.T
         both=right.all(-1).float().mean().item(),
         subject=right[..., 0].float().mean().item(),
         previous=right[..., 1].float().mean().item(),
+        previous_at_1=right[..., 0, 1].float().mean().item(),  # position i = 1
+        previous_after_1=right[..., 1:, 1].float().mean().item(),  # positions i >= 2
     )
 
 

@@ -23,12 +23,19 @@ class Lab(NamedTuple):
 LATENCIES = Path(__file__).resolve().parents[2] / "artifacts" / "browser" / "latency.jsonl"
 
 
+def pytest_configure(config):
+    # Emptied once per run, by the process that starts it: under pytest-xdist (`make browser`
+    # runs two workers) each worker appends its own lines.
+    if not hasattr(config, "workerinput"):
+        LATENCIES.unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="session")
 def record_latency():
-    """Append one measurement to artifacts/browser/latency.jsonl (emptied once per session;
-    benchmarks/bench_browser.py turns it into the README's figures)."""
+    """Append one measurement to artifacts/browser/latency.jsonl (emptied once per run;
+    benchmarks/bench_browser.py runs the tests one at a time and turns it into the README's
+    figures)."""
     LATENCIES.parent.mkdir(parents=True, exist_ok=True)
-    LATENCIES.unlink(missing_ok=True)
 
     def record(result: dict) -> None:
         with open(LATENCIES, "a", encoding="utf-8") as f:
