@@ -1,9 +1,11 @@
 """Where a figure's texts collide or stick out: the layout half of the legibility rule.
 
 `layout_problems(figure)` renders the figure as it is shown, then compares the window
-extents of its visible, non-empty texts: two texts whose boxes overlap by more than
-OVERLAP_PX in both directions collide ("0.240.25"), and a text whose box leaves the figure
-by more than OVERLAP_PX is clipped.
+extents of its visible, non-empty texts, the Text artists and the texts drawn as bitmaps
+(SpriteTexts: cell numbers, bar labels) alike: two texts whose boxes overlap in both
+directions collide ("0.240.25"); two on the same line closer than GAP_PX touch ("1.001.00"
+with a hair between them); a text whose box leaves the figure, or a bitmap text its axes,
+is clipped.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import matplotlib.text
 from nbhelpers.figures.canvas import figure_to_png
 
 OVERLAP_PX = 0.0  # any overlap at all: texts that touch read as one ("0.240.25")
+GAP_PX = 2.0  # side by side on one line, texts closer than this read as one word
 
 
 def undrawn_tick_labels(figure) -> set[int]:
@@ -44,31 +47,46 @@ def visible_texts(figure):
         yield text
 
 
-def layout_problems(figure) -> list[str]:
-    figure_to_png(figure)  # lays the figure out as it is shown
+def text_boxes(figure):
+    """(text, (x0, y0, x1, y1), clip box or None) in pixels for every text the figure shows:
+    Text artists by their window extent, bitmap texts by their ink, clipped to their axes."""
+    from nbhelpers.figures.sprite_text import SpriteTexts
+
     renderer = figure.canvas.get_renderer()
-    width, height = figure.bbox.width, figure.bbox.height
-    boxes = []
     for text in visible_texts(figure):
         box = text.get_window_extent(renderer)
-        if box.width <= 0 or box.height <= 0:
+        if box.width > 0 and box.height > 0:
+            yield text.get_text(), (box.x0, box.y0, box.x1, box.y1), None
+    for sprites in figure.findobj(SpriteTexts):
+        if sprites.axes is None or not sprites.axes.get_visible():
             continue
-        boxes.append((text, box))
+        clip = sprites.axes.bbox
+        for text, box in sprites.extents(figure.dpi):
+            yield text, box, (clip.x0, clip.y0, clip.x1, clip.y1)
+
+
+def layout_problems(figure) -> list[str]:
+    figure_to_png(figure)  # lays the figure out as it is shown
+    width, height = figure.bbox.width, figure.bbox.height
+    boxes = list(text_boxes(figure))
     problems = []
-    for text, box in boxes:
+    for text, (x0, y0, x1, y1), clip in boxes:
+        left, bottom, right, top = clip or (0, 0, width, height)
         if (
-            box.x0 < -OVERLAP_PX
-            or box.y0 < -OVERLAP_PX
-            or box.x1 > width + OVERLAP_PX
-            or box.y1 > height + OVERLAP_PX
+            x0 < left - OVERLAP_PX
+            or y0 < bottom - OVERLAP_PX
+            or x1 > right + OVERLAP_PX
+            or y1 > top + OVERLAP_PX
         ):
-            problems.append(f"clipped: {text.get_text()!r}")
-    for index, (first, a) in enumerate(boxes):
-        for second, b in boxes[index + 1 :]:
-            dx = min(a.x1, b.x1) - max(a.x0, b.x0)
-            dy = min(a.y1, b.y1) - max(a.y0, b.y0)
+            problems.append(f"clipped: {text!r}")
+    for index, (first, a, _) in enumerate(boxes):
+        for second, b, _ in boxes[index + 1 :]:
+            dx = min(a[2], b[2]) - max(a[0], b[0])  # > 0: the boxes overlap horizontally
+            dy = min(a[3], b[3]) - max(a[1], b[1])
             if dx > OVERLAP_PX and dy > OVERLAP_PX:
-                problems.append(f"overlap: {first.get_text()!r} and {second.get_text()!r}")
+                problems.append(f"overlap: {first!r} and {second!r}")
+            elif dy > 0.5 * min(a[3] - a[1], b[3] - b[1]) and -GAP_PX < dx <= OVERLAP_PX:
+                problems.append(f"touching: {first!r} and {second!r} ({-dx:.1f} px apart)")
     return problems
 
 

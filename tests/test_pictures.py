@@ -57,11 +57,11 @@ def test_the_weighted_rows_sum_to_the_attention_output(example):
 
 def test_the_online_softmax_ends_at_the_softmax_denominator():
     scores = torch.randn(10, generator=torch.Generator().manual_seed(0))
-    shown = [t for t in texts(online_softmax_figure(scores, 4)) if t.startswith("m = ")]
+    shown = [t for t in texts(online_softmax_figure(scores, 4)) if t.startswith("μ = ")]
     assert len(shown) == 3  # 4 + 4 + 2 keys
     largest = float(scores.max())
     denominator = float(torch.exp(scores - largest).sum())  # computed at once, not blockwise
-    assert shown[-1] == f"m = {largest:.2f}\nΣ = {denominator:.2f}"
+    assert shown[-1] == f"μ = {largest:.2f}\nD = {denominator:.2f}"
     with pytest.raises(ValueError, match="block must be a positive int"):
         online_softmax_figure(scores, 0)
 

@@ -24,7 +24,8 @@ def test_earlier_positions_do_not_move_in_any_layer():
     assert movement.shape == (4, 5)  # h_0 .. h_3, five positions
     assert torch.all(movement[:, :2] == 0)
     assert torch.all(movement[1:, 2:] > 0)
-    assert "positions 1–2 did not move at all" in explorer.readout.value
+    assert "positions 0–1 did not move at all" in explorer.readout.value  # counted from 0
+    assert "Changing position 2 " in explorer.readout.value
     assert "河岸→公園" in explorer.readout.value
 
 
@@ -40,7 +41,7 @@ def test_without_the_mask_the_change_leaks_backwards_and_the_model_is_restored()
 
 def test_choosing_a_position_never_replaces_a_token_by_itself():
     explorer = make_explorer(replacement="犬")
-    explorer.position.value = 0  # 犬 at position 1: the replacement must change
+    explorer.position.value = 0  # 犬 at position 0: the replacement must change
     assert explorer.replacement.value != VOCAB.index("犬")
     assert explorer.movement()[0, 0] > 0
     assert "no earlier position" in explorer.readout.value
@@ -61,7 +62,13 @@ def test_repr_is_short_and_stable_whatever_the_controls_say():
         (("model", VOCAB[:3], SENTENCE), {}, ValueError, "vocab has 3 tokens"),
         (("model", VOCAB, ["犬", "狐"]), {}, ValueError, r"unknown: \['狐'\]"),
         (("model", VOCAB, ["犬"] * 9), {}, ValueError, "sentence must be 1 to n_ctx=8"),
-        (("model", VOCAB, SENTENCE), {"position": 6}, ValueError, "position must be an int"),
+        (
+            ("model", VOCAB, SENTENCE),
+            {"position": 5},
+            ValueError,
+            "position must be an int from 0 to 4",
+        ),
+        (("model", VOCAB, SENTENCE), {"position": -1}, ValueError, "position must be an int"),
         (("model", VOCAB, SENTENCE), {"replacement": "狐"}, ValueError, "replacement must be"),
     ],
 )
@@ -77,7 +84,7 @@ def test_the_explorer_leaves_the_callers_model_as_it_was():
     torch.manual_seed(0)
     vocab = ["a", "b", "c", "d"]
     model = GPT1(GPT1Config(vocab_size=4, n_ctx=6, d_model=8, n_layers=2, n_heads=2)).train()
-    explorer = CausalityExplorer(model, vocab, ["a", "b", "c", "d"], position=2)
+    explorer = CausalityExplorer(model, vocab, ["a", "b", "c", "d"], position=1)
     explorer.causal.value = False
     assert all(block.attn.causal for block in model.blocks)  # never flipped
     assert model.training  # its mode is the caller's

@@ -38,7 +38,7 @@ def test_choosing_a_token_redraws_image_and_readout():
     explorer.token_pickers[2].value = VOCAB.index("犬")
     assert explorer.png() != before_png
     assert explorer.readout.value != before_text
-    assert "positions 1 and 3" in explorer.readout.value
+    assert "positions 0 and 2" in explorer.readout.value  # counted from 0
     h0 = explorer.h0()
     assert not torch.allclose(h0[0], h0[2])  # W_p tells the two 犬 apart
 

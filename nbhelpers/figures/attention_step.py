@@ -148,7 +148,7 @@ class AttentionStepCanvas(BlitCanvas):
             zorder=3,
         )
         self._output_texts = SpriteTexts(ax, MIN_FONT_PT)
-        ax.set_xticks(x, [f"{c + 1}" for c in range(d_v)])
+        ax.set_xticks(x, [f"{c}" for c in range(d_v)])  # features count from 0
         ax.set_xlim(-0.6, d_v - 0.4)
         ax.set_xlabel(tr("feature of the value vectors"))
         ax.set_title(

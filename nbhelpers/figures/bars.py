@@ -20,6 +20,7 @@ from .style import SERIES, course_font
 
 SERIES_COLOURS = SERIES
 ANNOTATE_MAX_BARS = 24
+LABEL_GAP_PX = 4  # the least room between two bars' value labels side by side
 
 
 class BarCanvas(BlitCanvas):
@@ -34,10 +35,11 @@ class BarCanvas(BlitCanvas):
         self._bars: list = []
         self._texts: list = []
         self._layout: tuple | None = None
+        self._bar_width = 0.8
 
     def _build(self, names: tuple[str, ...], count: int) -> None:
         self.ax.clear()
-        width = 0.8 / len(names)
+        width = self._bar_width = 0.8 / len(names)
         x = np.arange(count)
         self._bars, self._texts = [], []
         for k, name in enumerate(names):
@@ -119,10 +121,39 @@ class BarCanvas(BlitCanvas):
         self.ax.set_ylim(
             *(ylim or (min(0.0, *(v.min() for v in values.values())) * 1.15, max(top * 1.15, 1e-9)))
         )
+        self._fit_labels(grow=ylim is None)
         self.ax.set_ylabel(translate(ylabel))
         self.ax.set_title(translate(title) or "")
         self.follow(self.ax.xaxis, labels)
         return self.figure
+
+    def _fit_labels(self, *, grow: bool) -> None:
+        """Value labels stand upright where each fits over its bar with room to spare, and
+        turn on their side where it does not (neighbours would read as one number,
+        "1.001.00"); on their side they need headroom, which `grow` adds above the bars."""
+        texts = [text for texts in self._texts for text in texts]
+        if not texts:
+            return
+        renderer = self.figure.canvas.get_renderer()
+        widest = max(
+            renderer.get_text_width_height_descent(
+                text.get_text(), text.get_fontproperties(), ismath=False
+            )[0]
+            for text in texts
+        )
+        x0 = self.ax.transData.transform((0.0, 0.0))[0]
+        bar = self.ax.transData.transform((self._bar_width, 0.0))[0] - x0  # pixels
+        upright = widest + LABEL_GAP_PX <= bar
+        for text in texts:
+            text.set_rotation(0 if upright else 90)
+        if upright or not grow:
+            return
+        # room for a label `widest` pixels tall above the highest bar: the top t solves
+        # highest + w (t - bottom) / H = t, with w the label's height and H the axes'
+        bottom, top = self.ax.get_ylim()
+        highest = max(text.get_position()[1] for text in texts)
+        share = (widest + LABEL_GAP_PX) / self.ax.bbox.height
+        self.ax.set_ylim(bottom, max(top, (highest - bottom * share) / (1 - share)))
 
     def shows(self):
         return (self.ax.get_ylim(), self.ax.get_ylabel())

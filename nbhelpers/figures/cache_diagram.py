@@ -72,7 +72,7 @@ def online_softmax_figure(scores, block: int, *, title: str | None = None) -> Fi
         new_max = max(running_max, float(part.max()))
         denominator = denominator * np.exp(running_max - new_max) + np.exp(part - new_max).sum()
         running_max = new_max
-        ax.text(start + (part.size - 1) / 2, -0.32, f"m = {running_max:.2f}\nΣ = {denominator:.2f}",
+        ax.text(start + (part.size - 1) / 2, -0.32, f"μ = {running_max:.2f}\nD = {denominator:.2f}",
                 transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=9)  # fmt: skip
         if start:
             ax.axvline(start - 0.5, color=LIGHT_GREY, linewidth=0.8, linestyle="--")

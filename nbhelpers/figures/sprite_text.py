@@ -83,22 +83,36 @@ class SpriteTexts(matplotlib.artist.Artist):
     def get_texts(self) -> list[str]:
         return list(self._texts)
 
-    def draw(self, renderer) -> None:
-        if not self.get_visible() or not self._texts:
-            return
+    def placed(self, dpi: float):
+        """(text, bitmap, left, bottom) in pixels, y upwards, for each text drawn."""
         points = self.axes.transData.transform(self._positions)  # pixels, y upwards
-        gc = renderer.new_gc()
-        gc.set_clip_rectangle(self.axes.bbox)
         for (x, y), text, colour, anchor in zip(
             points, self._texts, self._colours, self._anchors, strict=True
         ):
             if not text:
                 continue
-            bitmap = sprite(text, colour, self.fontproperties, renderer.dpi)
+            bitmap = sprite(text, colour, self.fontproperties, dpi)
             height, width = bitmap.shape[:2]
-            bottom = y - height * ANCHORS[anchor]
+            yield text, bitmap, round(x - width / 2), round(y - height * ANCHORS[anchor])
+
+    def extents(self, dpi: float) -> list[tuple[str, tuple[float, float, float, float]]]:
+        """(text, (x0, y0, x1, y1)) of each text's ink in pixels, for a layout check: these
+        texts are bitmaps, which no Text artist stands for."""
+        if not self.get_visible():
+            return []
+        return [
+            (text, (left, bottom, left + bitmap.shape[1], bottom + bitmap.shape[0]))
+            for text, bitmap, left, bottom in self.placed(dpi)
+        ]
+
+    def draw(self, renderer) -> None:
+        if not self.get_visible() or not self._texts:
+            return
+        gc = renderer.new_gc()
+        gc.set_clip_rectangle(self.axes.bbox)
+        for _, bitmap, left, bottom in self.placed(renderer.dpi):
             # draw_image's y is the image's bottom side, and its row 0 is the bottom.
-            renderer.draw_image(gc, round(x - width / 2), round(bottom), bitmap[::-1])
+            renderer.draw_image(gc, left, bottom, bitmap[::-1])
         gc.restore()
         self.stale = False
 

@@ -37,7 +37,7 @@ class CausalityExplorer(FigureExplorer):
         vocab: Sequence[str],
         sentence: Sequence[str],
         *,
-        position: int = 3,
+        position: int = 2,
         replacement: str | None = None,
     ):
         check_gpt1(model)
@@ -63,18 +63,18 @@ class CausalityExplorer(FigureExplorer):
                 + (tr(" (unknown: {unknown})", unknown=unknown) if unknown else "")
             )
         n = len(self.sentence)
-        if not is_int(position) or not 1 <= position <= n:
+        if not is_int(position) or not 0 <= position < n:
             raise ValueError(
                 tr(
-                    "position must be an int from 1 to {n}, got {position!r}",
-                    n=n,
+                    "position must be an int from 0 to {last} (counted from 0), got {position!r}",
+                    last=n - 1,
                     position=position,
                 )
             )
         self.ids = torch.tensor([self.vocab.index(t) for t in self.sentence], device=model.device)
         self.position = widgets.Dropdown(
-            options=[(f"{i + 1} {t}", i) for i, t in enumerate(self.sentence)],
-            value=position - 1,
+            options=[(f"{i} {t}", i) for i, t in enumerate(self.sentence)],
+            value=position,
             description=tr("change position"),
         )
         if replacement is not None and replacement not in self.vocab:
@@ -146,9 +146,9 @@ class CausalityExplorer(FigureExplorer):
         if i == 0:
             verdict = tr("there is no earlier position to protect.")
         elif bool((earlier == 0).all()):
-            verdict = tr("positions 1–{last} did not move at all, in any layer.", last=i)
+            verdict = tr("positions 0–{last} did not move at all, in any layer.", last=i - 1)
         else:
-            moved = sorted({j + 1 for j in torch.nonzero(earlier)[:, 1].tolist()})
+            moved = sorted(set(torch.nonzero(earlier)[:, 1].tolist()))
             verdict = tr(
                 "positions {positions} moved too: without the mask, an earlier position sees "
                 "the future.",
@@ -157,7 +157,7 @@ class CausalityExplorer(FigureExplorer):
         self.show(
             markup(
                 "Changing position {position} ({label}): {verdict}",
-                position=i + 1,
+                position=i,
                 label=labels[i],
                 verdict=verdict,
             )

@@ -110,7 +110,7 @@ class EmbeddingExplorer(FigureExplorer):
             widgets.Dropdown(
                 options=options,
                 value=self.vocab.index(token),
-                description=str(i + 1),
+                description=str(i),  # positions count from 0
                 layout=widgets.Layout(width="105px"),
                 style={"description_width": "14px"},
             )
@@ -143,7 +143,7 @@ class EmbeddingExplorer(FigureExplorer):
             self.W_e,
             self.W_p,
             self.vocab,
-            position_labels=[f"{i + 1} {t}" for i, t in enumerate(self.tokens())],
+            position_labels=[f"{i} {t}" for i, t in enumerate(self.tokens())],
             positions=self.positions.value,
         )
         self.image.value = self.canvas.png()
@@ -157,7 +157,7 @@ class EmbeddingExplorer(FigureExplorer):
             indices=", ".join(map(str, ids)),
         )
         for v in sorted(set(ids)):
-            where = [i + 1 for i, w in enumerate(ids) if w == v]
+            where = [i for i, w in enumerate(ids) if w == v]
             if len(where) > 1:
                 places = tr(" and ").join(map(str, where))
                 text += markup(
