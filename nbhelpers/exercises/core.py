@@ -9,6 +9,7 @@ is not a function, or a function where a class is expected).
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import inspect
 import linecache
@@ -36,6 +37,7 @@ __all__ = [
     "attempt",
     "bias_of",
     "build",
+    "calling_none_of",
     "Case",
     "check_class",
     "check_function",
@@ -430,6 +432,31 @@ def randomise_constants(module: nn.Module, generator: torch.Generator) -> nn.Mod
                 noise = torch.randn(parameter.shape, generator=generator, dtype=parameter.dtype)
                 parameter.copy_(flat[0] + 0.5 * noise)
     return module
+
+
+def calling_none_of(
+    builtins: Sequence[tuple[object, str, str]], hint: Callable[[str], str], answer, *args
+):
+    """answer(*args), with each built-in (owner, attribute, the name a learner writes) made to
+    raise Rejected while it runs, its hint hint(name): an exercise that asks the learner to
+    write what a built-in does refuses an answer that calls it."""
+    saved = [(owner, attribute, getattr(owner, attribute)) for owner, attribute, _ in builtins]
+
+    def refusing(name):
+        def refused(*ignored, **ignored_too):
+            raise Rejected(
+                tr("the answer calls a built-in that this exercise asks you to write"),
+                hint(name),
+            )
+
+        return refused
+
+    with contextlib.ExitStack() as restore:
+        for owner, attribute, original in saved:
+            restore.callback(setattr, owner, attribute, original)
+        for owner, attribute, name in builtins:
+            setattr(owner, attribute, refusing(name))
+        return answer(*args)
 
 
 def attempt(fn, *args):

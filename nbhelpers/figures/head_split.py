@@ -30,7 +30,7 @@ def _matrix(ax, x, y, columns, n_heads, width, height, *, split=False, gap=0.0):
 
 @course_font
 def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None = None) -> Figure:
-    """Q = X W^Q (n, d_model) -> view and transpose to (n_h, n, d_head) -> one attention per
+    """Q = X W_Q (n, d_model) -> view and transpose to (n_h, n, d_head) -> one attention per
     head -> transpose back and merge to (n, d_model) -> W_O. Head r owns the feature columns
     r·d_head ... (r + 1)·d_head − 1, counted from 0."""
     for name, value in (("n", n), ("d_model", d_model), ("n_heads", n_heads)):
@@ -48,7 +48,7 @@ def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None =
     ax.axis("off")
     height, y = 1.3, 1.1
     steps = [
-        (0.3, 1.6, False, "$Q = XW^Q$", f"({n}, {d_model})"),
+        (0.3, 1.6, False, "$Q = XW_Q$", f"({n}, {d_model})"),
         (2.7, 2.2, True, "view() + transpose()", f"({n_heads}, {n}, {d_head})"),
         (5.7, 2.2, True, tr("attention, head by head"), f"({n_heads}, {n}, {d_head})"),
         (8.5, 1.6, False, tr("merge: Concat"), f"({n}, {d_model})"),

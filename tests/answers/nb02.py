@@ -33,10 +33,15 @@ EXERCISES = [
                 lambda s: s - torch.log(torch.exp(s - s.amax(-1, True)).sum(-1, True)),
                 "inside exp but not added back",
             ),
+            # the built-ins the exercise asks the learner to write
+            (lambda s: s - torch.logsumexp(s, -1, keepdim=True), "calls torch.logsumexp"),
+            (lambda s: s - s.logsumexp(-1, keepdim=True), "calls Tensor.logsumexp"),
+            (lambda s: F.log_softmax(s, dim=-1), "calls F.log_softmax"),
+            (lambda s: s.log_softmax(-1), "calls Tensor.log_softmax"),
         ],
         other_styles=[
-            lambda s: s - torch.logsumexp(s, -1, keepdim=True),
-            lambda s: F.log_softmax(s, dim=-1),
+            lambda s: s - s.amax(-1, True) - torch.exp(s - s.amax(-1, True)).sum(-1, True).log(),
+            lambda s: s - (m := s.amax(-1, True)) - torch.log(torch.exp(s - m).sum(-1, True)),
         ],
     ),
     Exercise(
