@@ -160,8 +160,8 @@ def jupyter_server(front_end: str, root: Path):
                 server.kill()
 
 
-def open_and_run_all(page, relative: str) -> None:
-    """Open the notebook at `relative`, clear it and run all its cells; no cell may error."""
+def open_notebook(page, relative: str) -> None:
+    """Open the notebook at `relative` with its stored outputs; wait for its kernel."""
     page.evaluate(
         "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
         relative,
@@ -169,6 +169,12 @@ def open_and_run_all(page, relative: str) -> None:
     # The toolbar says "Idle" before the kernel's websocket is up, and a run-all sent then is
     # dropped: wait for the session's kernel itself.
     page.wait_for_function(KERNEL_READY, arg=relative, timeout=90_000)
+    assert page.evaluate(ERRORS) == [], f"{relative}: a stored cell shows an error"
+
+
+def open_and_run_all(page, relative: str) -> None:
+    """Open the notebook at `relative`, clear it and run all its cells; no cell may error."""
+    open_notebook(page, relative)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(ALL_EXECUTED, timeout=300_000, polling=200)

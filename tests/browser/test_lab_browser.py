@@ -2,8 +2,10 @@
 move a slider.
 
 One JupyterLab server (127.0.0.1, a token set here; browser/lab.py) and one page in headless
-Chromium open every notebook in turn and run all its cells; no cell may show an error, and
-the rendered page must show nothing a learner should not see (lab.PAGE_PROBLEMS). A
+Chromium open every notebook in turn and run all its cells (a notebook with no explorer,
+08, is read as stored: nbval has checked its outputs against a fresh run); no cell may show
+an error, and the rendered page must show nothing a learner should not see
+(lab.PAGE_PROBLEMS). A
 notebook's first kernel-drawn explorer has its slider moved with the keyboard (an explorer
 without a slider has its first dropdown stepped instead): its image must change, and the
 slider-to-image latency is printed; screenshots go to artifacts/browser/. A browser-drawn
@@ -29,6 +31,7 @@ from browser.lab import (
     ERRORS,
     KERNEL_READY,
     open_and_run_all,
+    open_notebook,
     page_problems,
 )
 from notebook_tools import NOTEBOOKS, ROOT, has_widget
@@ -177,8 +180,15 @@ def test_run_all_read_the_page_and_move_its_explorers(path, page, record_latency
     started = time.monotonic()
     relative = path.relative_to(ROOT).as_posix()
     latencies = timings = None
+    live = has_widget(path, drawn_in_browser=False) or has_widget(path, drawn_in_browser=True)
     try:
-        open_and_run_all(page, relative)
+        if live:
+            open_and_run_all(page, relative)
+        else:
+            # Nothing to move (notebook 08): the page of its stored outputs, which nbval has
+            # checked against a fresh run, is what Run All would show; its 800 training steps
+            # are not run a third time.
+            open_notebook(page, relative)
         problems = page_problems(page, relative)
         assert not problems, f"{relative}: the page shows\n" + "\n".join(problems)
         if has_widget(path, drawn_in_browser=False):
