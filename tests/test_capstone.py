@@ -40,17 +40,10 @@ def test_the_capstone_without_any_part_of_yours_is_not_attempted():
     assert result.status == NOT_ATTEMPTED and not result
 
 
-@pytest.mark.slow
-def test_the_worked_parts_reach_the_goal(solved):
-    from nbhelpers.exercises import train_your_gpt1, use_parts
-
-    parts = use_parts(
-        attention=solved["MyCausalMultiHead"],
-        forward=solved["my_gpt1_forward"],
-        step=solved["my_accumulated_step"],
-    )
-    result = train_your_gpt1(parts, seconds=float("inf"))  # the verdict, not the time
-    assert result and result.kl <= 0.05, result
+# The worked parts reaching the goal, and a model without its causal mask named as one that
+# sees the future, are asserted where a learner reads them: solutions/08 (its cells
+# `assert result and result.kl <= 0.05` and `broken.fault == "sees the future"`), which
+# nbval runs in both languages. Here, what no notebook shows.
 
 
 def unshifted(model, optimizer, ids, pad_id, micro_batch):
@@ -63,18 +56,13 @@ def unshifted(model, optimizer, ids, pad_id, micro_batch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(  # two runs of 20 s: two tests, so that two workers share them
-    ("broken", "fault"),
-    [("step", "targets not shifted"), ("attention", "sees the future")],
-)
-def test_the_capstone_names_a_model_that_sees_the_future_or_reads_its_targets(broken, fault):
+def test_the_capstone_names_a_model_that_reads_its_targets():
     from nbhelpers.exercises import train_your_gpt1, use_parts
 
-    part = {"step": unshifted, "attention": fused_class(mask=False)}[broken]
     result = train_your_gpt1(
-        use_parts(**{broken: part}, checked=False), steps=200, seconds=float("inf")
+        use_parts(step=unshifted, checked=False), steps=200, seconds=float("inf")
     )
-    assert result.fault == fault, result
+    assert result.fault == "targets not shifted", result
 
 
 @pytest.mark.parametrize(

@@ -355,7 +355,7 @@ def probe_forward(model, ids) -> tuple[str, str] | tuple[None, None]:
         model.config.vocab_size,
     ):
         return "forward output", tr(
-            "your forward pass returned {got}, where the logits (B, n, V) = {shape} belong",
+            "your forward pass returned {got}, where the logits (B, n, n_vocab) = {shape} belong",
             got=type(logits).__name__
             if not isinstance(logits, torch.Tensor)
             else str(tuple(logits.shape)),

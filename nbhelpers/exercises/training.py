@@ -226,7 +226,7 @@ def check_accumulated_step(fn) -> CheckResult:
 @leaves_state_alone
 def check_log_likelihood(fn) -> CheckResult:
     """fn(logits, ids) must give L1 = Σ_t log P(u_{t+1} | u_<=t) of shape (...): logits
-    (..., n, V) from model(ids) and ids (..., n). A sum over the predicted positions, not a
+    (..., n, n_vocab) from model(ids) and ids (..., n). A sum over the predicted positions, not a
     mean, not its negative."""
     check_function("fn", fn)
     g = seeded(14)

@@ -148,7 +148,7 @@ def block_comparison(block, x, d_model, h, d_ff):
 
 @leaves_state_alone
 def check_gpt1_forward(fn) -> CheckResult:
-    """fn(model, ids) must give the logits h_L W_eᵀ (..., n, V) of an nbhelpers GPT1, built
+    """fn(model, ids) must give the logits h_L W_eᵀ (..., n, n_vocab) of an nbhelpers GPT1, built
     from its parts: h_0 = W_e[ids] + W_p[:n], each block in turn, then the tied output. The
     reference computes the same from torch's own pieces: F.embedding, each block's weights in
     an nn.TransformerEncoderLayer with a causal mask, and F.linear with W_e."""

@@ -158,6 +158,16 @@ class HeatmapCanvas(BlitCanvas):
         self.follow(self.ax.yaxis, rows)
         return self.figure
 
+    def set_axis_labels(self, xlabel: str, ylabel: str) -> None:
+        """Name the axes. A y label of one or two characters (層, "layer" in Japanese) stays
+        upright beside the axis: turned on its side, a single character reads as a blob."""
+        self.ax.set_xlabel(xlabel)
+        upright = len(ylabel.strip()) <= 2
+        self.ax.set_ylabel(
+            ylabel, rotation=0 if upright else 90, ha="right" if upright else "center",
+            va="center",
+        )  # fmt: skip
+
     def shows(self):
         return self._image.get_clim()
 

@@ -139,8 +139,7 @@ class CausalityExplorer(FigureExplorer):
             else tr("how far each vector moved (no mask)"),
             fmt="{:.3f}",
         )
-        self.canvas.ax.set_xlabel(tr("position"))
-        self.canvas.ax.set_ylabel(tr("layer"))
+        self.canvas.set_axis_labels(tr("position"), tr("layer"))
         self.image.value = self.canvas.png()
         earlier = movement[:, :i]
         if i == 0:
