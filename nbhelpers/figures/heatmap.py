@@ -162,11 +162,10 @@ class HeatmapCanvas(BlitCanvas):
         """Name the axes. A y label of one or two characters (層, "layer" in Japanese) stays
         upright beside the axis: turned on its side, a single character reads as a blob."""
         self.ax.set_xlabel(xlabel)
-        upright = len(ylabel.strip()) <= 2
-        self.ax.set_ylabel(
-            ylabel, rotation=0 if upright else 90, ha="right" if upright else "center",
-            va="center",
-        )  # fmt: skip
+        if len(ylabel.strip()) <= 2:
+            self.ax.set_ylabel(ylabel, rotation=0, ha="right", va="center")
+        else:
+            self.ax.set_ylabel(ylabel, rotation=90, ha="center", va="bottom")  # the default
 
     def shows(self):
         return self._image.get_clim()
