@@ -30,7 +30,8 @@ from .support.validation import (
 
 @dataclass(frozen=True)
 class GPT1Config:
-    """The sizes of a GPT1: vocabulary V, context k (n_ctx), width d, L blocks, h heads.
+    """The sizes of a GPT1: vocabulary n_vocab (vocab_size), context n_ctx, width d_model,
+    L blocks (n_layers), n_h heads (n_heads).
 
     Notebook 07.
     """

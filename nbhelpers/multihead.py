@@ -1,11 +1,11 @@
-"""Multi-head attention: h heads computed in parallel, then Concat(head_0..head_{h-1}) W_O.
+"""Multi-head attention: n_h heads computed in parallel, then Concat(head_0..head_{n_h-1}) W_O.
 
     head_r = Attention(X W_r^Q, X W_r^K, X W_r^V)
-    MultiHead(X) = Concat(head_0, ..., head_{h-1}) W_O
+    MultiHead(X) = Concat(head_0, ..., head_{n_h-1}) W_O
 
-The h projections W_i^Q (d_model x d_head each) are stored side by side in one
+The n_h projections W_r^Q (d_model x d_head each) are stored side by side in one
 (d_model x d_model) matrix, so one matmul computes all heads' queries; split_heads then
-views the last axis as h x d_head. The parameter count therefore does not depend on h.
+views the last axis as n_h x d_head. The parameter count therefore does not depend on n_h.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def head_counts(d_model: int) -> list[int]:
     Notebook 05.
     """
     check_positive_int("d_model", d_model)
-    return [h for h in range(1, d_model + 1) if d_model % h == 0]
+    return [n_h for n_h in range(1, d_model + 1) if d_model % n_h == 0]
 
 
 def check_divisible(d_model: int, n_heads: int) -> None:
@@ -55,7 +55,7 @@ def check_divisible(d_model: int, n_heads: int) -> None:
 
 
 def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
-    """(..., n, d_model) -> (..., h, n, d_head): each head gets its own slice of features.
+    """(..., n, d_model) -> (..., n_h, n, d_head): each head gets its own slice of features.
 
     Notebook 05.
     """
@@ -63,12 +63,12 @@ def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
         check_float_tensor("x", x)
         check_divisible(x.shape[-1], n_heads)
     *batch, n, d_model = x.shape
-    # (..., n, d_model) -> (..., n, h, d_head) -> (..., h, n, d_head)
+    # (..., n, d_model) -> (..., n, n_h, d_head) -> (..., n_h, n, d_head)
     return x.view(*batch, n, n_heads, d_model // n_heads).transpose(-3, -2)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """(..., h, n, d_head) -> (..., n, h * d_head): Concat(head_0, ..., head_{h-1}).
+    """(..., n_h, n, d_head) -> (..., n, n_h * d_head): Concat(head_0, ..., head_{n_h-1}).
 
     Notebook 05.
     """
@@ -76,22 +76,22 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
         if isinstance(x, torch.Tensor) and x.dim() < 3:
             raise ValueError(
                 tr(
-                    "x must have at least 3 dimensions (..., h heads, n, d_head), got shape "
+                    "x must have at least 3 dimensions (..., n_h heads, n, d_head), got shape "
                     "{x_shape}",
                     x_shape=tuple(x.shape),
                 )
             )
         check_float_tensor("x", x, min_rank=3)
-    *batch, h, n, d_head = x.shape
-    # (..., h, n, d_head) -> (..., n, h, d_head) -> (..., n, h * d_head)
-    return x.transpose(-3, -2).reshape(*batch, n, h * d_head)
+    *batch, n_h, n, d_head = x.shape
+    # (..., n_h, n, d_head) -> (..., n, n_h, d_head) -> (..., n, n_h * d_head)
+    return x.transpose(-3, -2).reshape(*batch, n, n_h * d_head)
 
 
 class MultiHeadAttention(nn.Module):
     """Multi-head self-attention over x (..., n, d_model), d_head = d_model / n_heads.
 
     `mask` is additive (0 allowed, -inf blocked) and may be shared, (n, n); per sentence,
-    (B, n|1, n) with x (B, n, d_model), e.g. a padding_mask; or per head, (B, h|1, n|1, n).
+    (B, n|1, n) with x (B, n, d_model), e.g. a padding_mask; or per head, (B, n_h|1, n|1, n).
     With causal=True the causal mask M applies too; with no other mask it is left to the
     kernel (`is_causal=True`), so no (n, n) tensor is built and a GPU can use flash.
 
@@ -137,7 +137,7 @@ class MultiHeadAttention(nn.Module):
         causal: bool | None = None,
     ):
         """x (..., n, d_model) -> (..., n, d_model); with return_weights also the per-head
-        weights (..., h, n, m). `causal` overrides the module's own setting for this call
+        weights (..., n_h, n, m). `causal` overrides the module's own setting for this call
         (None keeps it): an explorer shows what the mask prevents without touching the
         model.
 
@@ -151,11 +151,11 @@ class MultiHeadAttention(nn.Module):
             self.check_mask(x, mask, start + x.shape[-2])
         with checked():
             mask = self.per_head(x, mask)
-            q = split_heads(self.W_Q(x), self.n_heads)  # (..., h, n, d_head)
+            q = split_heads(self.W_Q(x), self.n_heads)  # (..., n_h, n, d_head)
             k = split_heads(self.W_K(x), self.n_heads)
             v = split_heads(self.W_V(x), self.n_heads)
             if cache is not None:
-                k, v = cache.store(start, k, v)  # every position so far: (..., h, m, d_head)
+                k, v = cache.store(start, k, v)  # every position so far: (..., n_h, m, d_head)
             n, m = q.shape[-2], k.shape[-2]
             causal = (self.causal if causal is None else causal) and n > 1  # one new query: all
             if causal and (mask is not None or return_weights or n != m):
@@ -165,16 +165,16 @@ class MultiHeadAttention(nn.Module):
                 mask, causal = (M if mask is None else mask + M), False
             p = self.dropout if self.training else 0.0
             if return_weights:
-                heads, weights = attention(q, k, v, mask)  # (..., h, n, d_head), (..., h, n, m)
+                heads, weights = attention(q, k, v, mask)  # (..., n_h, n, d_head), (..., n_h, n, m)
                 if p:
                     weights = F.dropout(weights, p)
                     heads = weights @ v
                 return self.W_O(merge_heads(heads)), weights  # (..., n, d_model)
             heads = scaled_dot_product_attention(q, k, v, mask, is_causal=causal, dropout_p=p)
-            return self.W_O(merge_heads(heads))  # Concat(head_0 .. head_{h-1}) W_O
+            return self.W_O(merge_heads(heads))  # Concat(head_0 .. head_{n_h-1}) W_O
 
     def per_head(self, x, mask) -> torch.Tensor | None:
-        """The mask for the (..., h, n, m) scores, in x's dtype: a per-sentence mask (same
+        """The mask for the (..., n_h, n, m) scores, in x's dtype: a per-sentence mask (same
         rank as x) gets a head axis."""
         if mask is None:
             return None
@@ -188,7 +188,7 @@ class MultiHeadAttention(nn.Module):
         return mask.unsqueeze(-3) if 3 <= mask.dim() == x.dim() else mask
 
     def check_mask(self, x, mask, keys: int) -> None:
-        """A mask that fits the (..., h, n, keys) scores of x, in every way per_head accepts."""
+        """A mask that fits the (..., n_h, n, keys) scores of x, in every way per_head accepts."""
         if mask is None:
             return
         if not isinstance(mask, torch.Tensor):
@@ -202,9 +202,9 @@ class MultiHeadAttention(nn.Module):
         scores_shape = (*x.shape[:-2], self.n_heads, n, keys)
         shape_error = tr(
             "mask of shape {given} does not fit x of shape {x_shape}: the scores "
-            "are {scores_shape} (..., h, n queries, m keys); pass a mask of shape "
+            "are {scores_shape} (..., n_h, n queries, m keys); pass a mask of shape "
             "(n, m) = ({n}, {keys}), one per sentence (..., n|1, m) with x's batch "
-            "dims, or one per head (..., h|1, n|1, m)",
+            "dims, or one per head (..., n_h|1, n|1, m)",
             given=tuple(mask.shape),
             x_shape=tuple(x.shape),
             scores_shape=scores_shape,

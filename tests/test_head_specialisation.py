@@ -126,7 +126,7 @@ def test_head_shares_measures_known_patterns():
         (lambda: subject_previous_batch(0, 8, 64), ValueError, "batch_size must be a positive"),
         (lambda: subject_previous_batch(4, 8, 64, 0), TypeError, "generator must be"),
         (lambda: head_shares(torch.ones(2, 4, 4)), ValueError, "each row summing to 1"),
-        (lambda: head_shares(torch.eye(4)), ValueError, r"\(\.\.\., h, n, n\)"),
+        (lambda: head_shares(torch.eye(4)), ValueError, r"\(\.\.\., n_h, n, n\)"),
         (lambda: head_shares(torch.ones(1, 3, 4) / 4), ValueError, "one square matrix"),
         (lambda: head_shares(torch.ones(1, 2, 2) / 2), ValueError, "n >= 3"),
         (lambda: head_shares(torch.ones(1, 4, 4, dtype=torch.int64)), TypeError, "floating"),

@@ -120,7 +120,10 @@ def test_canvas_redraw_reuses_artists():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (([0, 6], torch.zeros(6, 2), torch.zeros(2, 2), VOCAB), r"ids must lie in \[0, V=6\)"),
+        (
+            ([0, 6], torch.zeros(6, 2), torch.zeros(2, 2), VOCAB),
+            r"ids must lie in \[0, n_vocab=6\)",
+        ),
         (([0.5], torch.zeros(6, 2), torch.zeros(2, 2), VOCAB), "ids must hold integer"),
         (([[0]], torch.zeros(6, 2), torch.zeros(2, 2), VOCAB), "ids must be a 1-D"),
         (([0], torch.zeros(6), torch.zeros(2, 2), VOCAB), "W_e must be a 2-D"),

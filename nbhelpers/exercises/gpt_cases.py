@@ -21,12 +21,12 @@ SENTENCE = torch.tensor([1, 3, 5, 6, 7, 8])
 
 def id_cases(seed: int):
     g = seeded(seed)
-    V = len(VOCAB)
+    n_vocab = len(VOCAB)
     return [
-        ("<SOS> 犬 が 河岸 を 歩く", SENTENCE, V),
-        (tr("a batch of 3 sentences"), torch.randint(0, V, (3, 4), generator=g), V),
-        (tr("a repeated token"), torch.tensor([3, 3, 5, 3]), V),
-        (tr("two batch dims, V = 20"), torch.randint(0, 20, (2, 2, 5), generator=g), 20),
+        ("<SOS> 犬 が 河岸 を 歩く", SENTENCE, n_vocab),
+        (tr("a batch of 3 sentences"), torch.randint(0, n_vocab, (3, 4), generator=g), n_vocab),
+        (tr("a repeated token"), torch.tensor([3, 3, 5, 3]), n_vocab),
+        (tr("two batch dims, n_vocab = 20"), torch.randint(0, 20, (2, 2, 5), generator=g), 20),
     ]
 
 

@@ -6,17 +6,17 @@ tokens, the subject x_0 and the previous token x_{i-1}:
     target_i = (x_0, x_{i-1})        (an ordered pair: swapping the two is a different answer)
 
 The model sees the sentence only through one causal MultiHeadAttention layer (token and
-learned position embeddings in, a small MLP and an output layer of 2 x V logits out, no
+learned position embeddings in, a small MLP and an output layer of 2 x n_vocab logits out, no
 residual path), so whatever it names must come through the attention. A head's output is
 ONE weighted average of the values per query: a single head has to split its weight
 between position 0 and position i-1 and hands the MLP one blended vector. Two heads give
 two averages, side by side in Concat.
 
-Why not a sum such as (2 x_0 + x_{i-1}) mod V? One head solves that with a blend, which is
-itself a weighted sum: trained the same way (V = 8, d_model = 8 or 16, 1000 steps), h = 1
+Why not a sum such as (2 x_0 + x_{i-1}) mod n_vocab? One head solves that with a blend, which is
+itself a weighted sum: trained the same way (n_vocab = 8, d_model = 8 or 16, 1000 steps), h = 1
 reached accuracy 1.00 on 11 of 12 seeds, with about 0.66 of its weight on x_0 and 0.32 on
 x_{i-1}, the 2 : 1 of the formula. Naming both tokens is what a blend cannot do
-cheaply: with V = 64 tokens in d_model = 8 features and the same training budget, one head
+cheaply: with n_vocab = 64 tokens in d_model = 8 features and the same training budget, one head
 learns one of the two jobs and misses the other, while two heads each take one (see
 train_heads).
 
@@ -81,9 +81,10 @@ def subject_previous_batch(
 
 
 class SubjectPreviousModel(nn.Module):
-    """Token + learned position embeddings -> causal MultiHeadAttention -> MLP -> 2 x V logits.
+    """Token + learned position embeddings -> causal MultiHeadAttention -> MLP -> logits,
+    2 x n_vocab per position.
 
-    forward(tokens (..., n)) gives logits (..., n, 2, V): [..., 0, :] scores the subject,
+    forward(tokens (..., n)) gives logits (..., n, 2, n_vocab): [..., 0, :] scores the subject,
     [..., 1, :] the previous token. Changing n_heads changes how the d_model features are
     split into heads, not the number of parameters.
     """
@@ -126,7 +127,7 @@ class SubjectPreviousModel(nn.Module):
         return self.token_embedding(tokens) + self.position_embedding.weight[:n]
 
     def forward(self, tokens: torch.Tensor, return_weights: bool = False):
-        """logits (..., n, 2, V); with return_weights also the weights (..., h, n, n)."""
+        """logits (..., n, 2, n_vocab); with return_weights also the weights (..., n_h, n, n)."""
         x = self.embed(tokens)
         if return_weights:
             mixed, weights = self.attn(x, return_weights=True)
@@ -194,14 +195,14 @@ class HeadShares(NamedTuple):
 
 def head_shares(weights: torch.Tensor) -> list[HeadShares]:
     """Per head, the mean weight on key i-1 and on key 0 over queries i >= 2 (and any
-    leading batch axes) of attention weights (..., h, n, n), e.g. MultiHeadAttention's.
+    leading batch axes) of attention weights (..., n_h, n, n), e.g. MultiHeadAttention's.
 
     Notebook 05.
     """
     if not isinstance(weights, torch.Tensor) or not weights.is_floating_point():
         raise TypeError(
             tr(
-                "weights must be a floating-point torch.Tensor (..., h, n, n), got {got_type}",
+                "weights must be a floating-point torch.Tensor (..., n_h, n, n), got {got_type}",
                 got_type=type(weights).__name__,
             )
             + (
@@ -213,7 +214,7 @@ def head_shares(weights: torch.Tensor) -> list[HeadShares]:
     if weights.dim() < 3 or weights.shape[-1] != weights.shape[-2]:
         raise ValueError(
             tr(
-                "weights must be (..., h, n, n), one square matrix per head, got shape "
+                "weights must be (..., n_h, n, n), one square matrix per head, got shape "
                 "{weights_shape}",
                 weights_shape=tuple(weights.shape),
             )

@@ -1,11 +1,11 @@
 """The embedding step drawn as one equation of matrices: U · W_e + W_p = h_0.
 
 Each matrix is a heatmap with its cells drawn square at one common size, so the shapes line
-up the way the product does: U is (n, V), W_e is (V, d), W_p and h_0 are (n, d). Every
+up the way the product does: U is (n, n_vocab), W_e is (n_vocab, d), W_p and h_0 are (n, d). Every
 position of the sentence gets a colour; its one in U, the row of W_e that this one selects
 and the resulting row of h_0 are outlined in that colour, and the rows of W_e that no token
 selects are faded. Like HeatmapCanvas, an EmbeddingCanvas keeps its artists between draws and
-rebuilds only when n, V or d change.
+rebuilds only when n, n_vocab or d change.
 
 Its `png()` blits. W_e, W_p, their numbers and every fixed label are rendered once into a
 background (again only when W_e, W_p, the vocabulary or the title change); a redraw paints
@@ -59,14 +59,14 @@ def _check_inputs(ids, W_e, W_p, vocab) -> tuple[np.ndarray, np.ndarray, np.ndar
     W_e, W_p = to_numpy(W_e), to_numpy(W_p)
     if W_e.ndim != 2:
         raise ValueError(
-            tr("W_e must be a 2-D (V, d) matrix, got shape {W_e_shape}", W_e_shape=W_e.shape)
+            tr("W_e must be a 2-D (n_vocab, d) matrix, got shape {W_e_shape}", W_e_shape=W_e.shape)
         )
-    V, d = W_e.shape
-    if ids_array.min() < 0 or ids_array.max() >= V:
+    n_vocab, d = W_e.shape
+    if ids_array.min() < 0 or ids_array.max() >= n_vocab:
         raise ValueError(
             tr(
-                "ids must lie in [0, V={V}) (rows of W_e), got {ids}",
-                V=V,
+                "ids must lie in [0, n_vocab={n_vocab}) (rows of W_e), got {ids}",
+                n_vocab=n_vocab,
                 ids=ids_array.tolist(),
             )
         )
@@ -81,9 +81,13 @@ def _check_inputs(ids, W_e, W_p, vocab) -> tuple[np.ndarray, np.ndarray, np.ndar
             )
         )
     labels = [str(token) for token in vocab]
-    if len(labels) != V:
+    if len(labels) != n_vocab:
         raise ValueError(
-            tr("vocab has {len_labels} tokens but W_e has V={V} rows", len_labels=len(labels), V=V)
+            tr(
+                "vocab has {len_labels} tokens but W_e has n_vocab={n_vocab} rows",
+                len_labels=len(labels),
+                n_vocab=n_vocab,
+            )
         )
     return ids_array, W_e, W_p[: ids_array.size], labels
 
@@ -100,13 +104,13 @@ class EmbeddingCanvas(BlitCanvas):
         self._shape: tuple[int, int, int] | None = None
         self._showing: tuple | None = None  # what the background depends on, as drawn now
 
-    def _build(self, n: int, V: int, d: int) -> None:
+    def _build(self, n: int, n_vocab: int, d: int) -> None:
         self.figure.clear()
         operator_width = 2.4  # room for the row labels of the next matrix
         grid = self.figure.add_gridspec(
             1,
             7,
-            width_ratios=[V, operator_width, d, operator_width, d, operator_width, d],
+            width_ratios=[n_vocab, operator_width, d, operator_width, d, operator_width, d],
             left=0.07,
             right=0.99,
             bottom=0.12,
@@ -120,7 +124,12 @@ class EmbeddingCanvas(BlitCanvas):
             ax = self.figure.add_subplot(grid[0, k])
             ax.set_axis_off()
             self._operators.append(ax.text(0.2, 0.5, symbol, ha="center", va="center", size=22))
-        shapes = {self.ax_U: (n, V), self.ax_W_e: (V, d), self.ax_W_p: (n, d), self.ax_h0: (n, d)}
+        shapes = {
+            self.ax_U: (n, n_vocab),
+            self.ax_W_e: (n_vocab, d),
+            self.ax_W_p: (n, d),
+            self.ax_h0: (n, d),
+        }
         self._images, self._texts = {}, {}
         for ax, shape in shapes.items():
             cmap = self._one_hot_cmap if ax is self.ax_U else self._cmap
@@ -153,7 +162,7 @@ class EmbeddingCanvas(BlitCanvas):
             ]  # fmt: skip
         self._images[self.ax_U].set_clim(0.0, 1.0)
         # The rows of W_e that no position selects are washed out by a white overlay.
-        self._fade = self.ax_W_e.imshow(np.zeros((V, d, 4)), aspect="equal", zorder=2)
+        self._fade = self.ax_W_e.imshow(np.zeros((n_vocab, d, 4)), aspect="equal", zorder=2)
         self._boxes = {
             ax: [
                 ax.add_patch(Rectangle((0, 0), 1, 1, fill=False, linewidth=2.2, zorder=3))
@@ -175,7 +184,7 @@ class EmbeddingCanvas(BlitCanvas):
                 artists += list(ax.spines.values())  # a full render draws them over the cells
             moving += artists
         self.changing(*moving, replace=True)
-        self._shape = (n, V, d)
+        self._shape = (n, n_vocab, d)
 
     def _flat(self, ax) -> list:
         return [] if self._texts[ax] is None else [self._texts[ax]]
@@ -192,10 +201,10 @@ class EmbeddingCanvas(BlitCanvas):
         title: str | None = None,
         fmt: str = "{:.1f}",
     ) -> Figure:
-        """Draw U (one-hot rows of `ids`), W_e (V, d), W_p[:n] and h_0 = U W_e (+ W_p[:n] when
-        `positions`). `vocab` names the V rows of W_e; `position_labels` the n rows of U."""
+        """Draw U (one-hot rows of `ids`), W_e (n_vocab, d), W_p[:n] and h_0 = U W_e (+ W_p[:n] when
+        `positions`). `vocab` names the n_vocab rows of W_e; `position_labels` the n rows of U."""
         ids, W_e, W_p, vocab = _check_inputs(ids, W_e, W_p, vocab)
-        n, (V, d) = ids.size, W_e.shape
+        n, (n_vocab, d) = ids.size, W_e.shape
         rows = [vocab[t] for t in ids] if position_labels is None else list(position_labels)
         if len(rows) != n:
             raise ValueError(
@@ -205,9 +214,9 @@ class EmbeddingCanvas(BlitCanvas):
                     n=n,
                 )
             )
-        if self._shape != (n, V, d):
-            self._build(n, V, d)
-        U = np.zeros((n, V))
+        if self._shape != (n, n_vocab, d):
+            self._build(n, n_vocab, d)
+        U = np.zeros((n, n_vocab))
         U[np.arange(n), ids] = 1.0
         h0 = U @ W_e + (W_p if positions else 0.0)
         # The largest |h_0| over every choice of tokens: a scale that no token change moves.
@@ -225,7 +234,7 @@ class EmbeddingCanvas(BlitCanvas):
         self._annotate(self.ax_W_p, W_p if positions else None, fmt, 0.6 * limit)
         self._annotate(self.ax_h0, h0, fmt, 0.6 * limit)
 
-        fade = np.zeros((V, d, 4))
+        fade = np.zeros((n_vocab, d, 4))
         fade[..., :3] = 1.0
         fade[:, :, 3] = FADE_ALPHA
         fade[ids, :, 3] = 0.0
@@ -252,8 +261,8 @@ class EmbeddingCanvas(BlitCanvas):
         for labels in self._row_labels.values():
             for label, row in zip(labels, rows, strict=True):
                 label.set_text(row)
-        self.ax_U.set_title(f"$U$  one-hot ({n}×{V})", fontsize=10)
-        self.ax_W_e.set_title(f"$W_e$  ({V}×{d})", fontsize=10)
+        self.ax_U.set_title(f"$U$  one-hot ({n}×{n_vocab})", fontsize=10)
+        self.ax_W_e.set_title(f"$W_e$  ({n_vocab}×{d})", fontsize=10)
         self.ax_W_p.set_title(
             f"$W_p$  ({n}×{d})" if positions else tr("$W_p$  (left out)"),
             fontsize=10,

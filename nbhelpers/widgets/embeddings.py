@@ -78,16 +78,17 @@ class EmbeddingExplorer(FigureExplorer):
                 + (tr(" (unknown: {unknown})", unknown=unknown) if unknown else "")
             )
         check_positive_int("d_model", d_model)
-        V, n = len(self.vocab), len(sentence)
+        n_vocab, n = len(self.vocab), len(sentence)
         generator = torch.Generator().manual_seed(seed)
         if W_e is None:
-            W_e = torch.randn(V, d_model, generator=generator)
-        self.W_e = _matrix("W_e", W_e, f"(V={V}, d)")
-        if self.W_e.shape[0] != V:
+            W_e = torch.randn(n_vocab, d_model, generator=generator)
+        self.W_e = _matrix("W_e", W_e, f"(n_vocab={n_vocab}, d)")
+        if self.W_e.shape[0] != n_vocab:
             raise ValueError(
                 tr(
-                    "W_e must have one row per vocabulary token, (V={V}, d), got {W_e_shape}",
-                    V=V,
+                    "W_e must have one row per vocabulary token, (n_vocab={n_vocab}, d), "
+                    "got {W_e_shape}",
+                    n_vocab=n_vocab,
                     W_e_shape=tuple(self.W_e.shape),
                 )
             )

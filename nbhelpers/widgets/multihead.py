@@ -18,7 +18,7 @@ from .readout import markup
 
 
 class MultiHeadExplorer(FigureExplorer):
-    """One set of projections W_Q, W_K, W_V, W_O (d_model x d_model each) viewed as h heads.
+    """One set of projections W_Q, W_K, W_V, W_O (d_model x d_model each) viewed as n_h heads.
 
     The heads slider offers the divisors of d_model only. Changing h changes how the features
     are split, not the parameters: every head count uses the same four matrices. The grid
@@ -102,7 +102,7 @@ class MultiHeadExplorer(FigureExplorer):
         self.redraw()
 
     def module(self, n_heads: int | None = None) -> MultiHeadAttention:
-        """A MultiHeadAttention with h heads and this explorer's (shared) weights."""
+        """A MultiHeadAttention with n_h heads and this explorer's (shared) weights."""
         h = self.heads.value if n_heads is None else n_heads
         module = MultiHeadAttention(self.d_model, h, causal=self.causal.value)
         module.load_state_dict(self.state)
@@ -151,7 +151,7 @@ class MultiHeadExplorer(FigureExplorer):
                 self._canvases[h].png()
 
     def _draw(self, canvas: HeadGridCanvas, h: int, selected: int) -> torch.Tensor:
-        """Draw h heads on `canvas`, head `selected` framed; returns their weights."""
+        """Draw n_h heads on `canvas`, head `selected` framed; returns their weights."""
         weights, concat, output = self.compute(h)
         n = len(self.tokens)
         masked = torch.isneginf(causal_mask(n)) if self.causal.value else None

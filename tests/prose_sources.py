@@ -1,0 +1,129 @@
+"""What the `value` expressions of prose_numbers.toml may use: the course's own objects, built
+once. Each is the run or the constant a prose number quotes; the test recomputes the number
+from it, so a sentence cannot drift from what the code does."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from functools import cache
+from statistics import mean
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import try_it_runs
+
+from nbhelpers.corpus.grammar import JapaneseGrammar
+from nbhelpers.example import running_example
+from nbhelpers.exercises.capstone import train_your_gpt1
+from nbhelpers.experiments.course_model import load_course_model, load_course_run
+from nbhelpers.experiments.fine_tuning import load_curves
+from nbhelpers.experiments.head_specialisation import HeadsTask
+from nbhelpers.figures.deep_stack import ZOOM
+from nbhelpers.gpt1 import GPT1, GPT1Config
+from nbhelpers.memory import attention_memory
+
+GPT1_VOCAB = 40_478  # rows of W_e in GPT-1's released model/params_shapes.json
+MB = 1e6
+
+
+def example_scores() -> torch.Tensor:
+    """歩く's row of raw scores q·k in the running example (notebook 01)."""
+    ex = running_example()
+    return (ex.X @ ex.W_Q)[-1] @ (ex.X @ ex.W_K).T
+
+
+@cache
+def grammar() -> JapaneseGrammar:
+    return JapaneseGrammar()
+
+
+@cache
+def gpt1_parameters(n_layers: int = 12) -> int:
+    """GPT-1's parameter count at its published sizes, W_e counted once (it is tied)."""
+    config = GPT1Config(vocab_size=GPT1_VOCAB, n_ctx=512, n_layers=n_layers)
+    with torch.device("meta"):
+        return sum(p.numel() for p in GPT1(config).parameters())
+
+
+def demo_parameters() -> int:
+    """Notebook 07's demo model: GPT1Config.small over the grammar's vocabulary."""
+    return GPT1Config.small(grammar().tokenizer.vocab_size).parameter_count()
+
+
+@cache
+def course_parameters() -> int:
+    """The model notebook 08 trains and the course stores."""
+    return sum(p.numel() for p in load_course_model().parameters())
+
+
+@cache
+def course_run():
+    return load_course_run()
+
+
+def after_wo(word: str) -> float:
+    """The stored model's probability of `word` after 犬 が 河岸 を (notebook 00 prints it)."""
+    ids = grammar().tokenizer.encode("犬 が 河岸 を")
+    model = load_course_model(dtype=torch.float64)
+    with torch.no_grad():
+        p = torch.softmax(model(ids[None])[0, -1], dim=-1)
+    return float(p[grammar().tokenizer.encode(word, sos=False)[0]])
+
+
+def curve(task: str, lam: float, n: int, *, start: str = "pre-trained") -> float:
+    """Notebook 11's stored accuracy, the mean over seeds, for one point of its curves."""
+    runs = load_curves()["runs"]
+    return mean(
+        r["accuracy"]
+        for r in runs
+        if (r["task"], r["start"], r["lam"], r["n_labelled"]) == (task, start, lam, n)
+    )
+
+
+def float32_underflow() -> float:
+    """The x below which e^x rounds to 0 in float32: half the smallest subnormal, 2^-150."""
+    return math.log(2.0**-150)
+
+
+def half_precision_errors(dtype: torch.dtype) -> tuple[float, float, float]:
+    """(mean |O|, max |O|, largest error of F.sdpa in `dtype` / (eps · max |O|)) for 10's
+    random unit-variance inputs (n = 1024, 8 heads, d_k = 64), on the CPU."""
+    generator = torch.Generator().manual_seed(0)
+    Q, K, V = (torch.randn(1, 8, 1024, 64, generator=generator) for _ in range(3))
+    reference = F.scaled_dot_product_attention(Q, K, V)
+    half = F.scaled_dot_product_attention(Q.to(dtype), K.to(dtype), V.to(dtype)).float()
+    largest = float(reference.abs().max())
+    error = float((half - reference).abs().max())
+    return float(reference.abs().mean()), largest, error / (torch.finfo(dtype).eps * largest)
+
+
+def flash_bytes(n: int) -> int:
+    return attention_memory(n, heads=12)["(b)/(c) flash"]
+
+
+NAMESPACE = {
+    "inspect": inspect,
+    "math": math,
+    "np": np,
+    "torch": torch,
+    "GPT1_VOCAB": GPT1_VOCAB,
+    "MB": MB,
+    "example_scores": example_scores,
+    "grammar": grammar,
+    "gpt1_parameters": gpt1_parameters,
+    "float32_underflow": float32_underflow,
+    "half_precision_errors": half_precision_errors,
+    "flash_bytes": flash_bytes,
+    "demo_parameters": demo_parameters,
+    "course_parameters": course_parameters,
+    "course_run": course_run,
+    "after_wo": after_wo,
+    "curve": curve,
+    "HeadsTask": HeadsTask,
+    "ZOOM": ZOOM,
+    "GPT1Config": GPT1Config,
+    "train_your_gpt1": train_your_gpt1,
+    **{name: getattr(try_it_runs, name) for name in try_it_runs.__all__},
+}

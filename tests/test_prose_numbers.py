@@ -1,0 +1,110 @@
+"""Every number the prose states comes from a run: printed by the notebook's own code (so
+nbval checks it), or listed in prose_numbers.toml with its source, where the test
+recomputes it or cites the paper it comes from. Both editions, every markdown cell."""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+import tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from prose_numbers import agrees, numbers  # noqa: E402
+from prose_numbers import unmatched_numbers as _unmatched_numbers  # noqa: E402
+from prose_sources import NAMESPACE  # noqa: E402
+
+NOTEBOOKS = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"))
+TABLE = tomllib.loads((Path(__file__).parent / "prose_numbers.toml").read_text(encoding="utf-8"))
+ENTRIES = TABLE["number"]
+PENDING = TABLE["pending"]  # Try-it numbers no test reruns yet: a list that only shrinks
+
+
+def parsed(written: str) -> tuple[float, float]:
+    """The value of a number as written, and half a unit of its precision; a whole number
+    ending in zeros is rounded there (22,000 is 22 thousand, give or take 500)."""
+    (found,) = numbers(written)
+    _, value, half = found
+    if value.is_integer() and half == 0.5 and value != 0:
+        digits = str(int(abs(value)))
+        half *= 10 ** (len(digits) - len(digits.rstrip("0")))
+    return value, half
+
+
+@cache
+def unmatched_numbers(path: Path):
+    return _unmatched_numbers(path)
+
+
+@cache
+def evaluated(expression: str):
+    return eval(expression, dict(NAMESPACE))  # noqa: S307 (the expressions are ours)
+
+
+def editions(notebook: Path) -> list[Path]:
+    return [notebook, notebook.parent / "ja" / notebook.name]
+
+
+def covering(number: str, value: float, half: float) -> list:
+    listed = [entry["written"] for entry in ENTRIES if entry["notebook"] == number]
+    return [
+        written
+        for written in [*listed, *PENDING.get(number, [])]
+        if agrees(value, half, parsed(written)[0])
+    ]
+
+
+def stated(notebook_number: str, written: str) -> bool:
+    """Whether either edition of the notebook states `written` as a number no output shows."""
+    notebook = next(p for p in NOTEBOOKS if p.name.startswith(notebook_number))
+    value = parsed(written)[0]
+    return any(
+        agrees(v, half, value)
+        for path in editions(notebook)
+        for _, _, v, half in unmatched_numbers(path)
+    )
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name[:2])
+def test_every_prose_number_is_printed_or_sourced(notebook):
+    missing = [
+        f"{path.relative_to(ROOT)} cell {cell}: {written}"
+        for path in editions(notebook)
+        for cell, written, value, half in unmatched_numbers(path)
+        if not covering(notebook.name[:2], value, half)
+    ]
+    assert not missing, (
+        "prose numbers that no output prints and prose_numbers.toml does not list:\n"
+        + "\n".join(missing)
+    )
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: f"{e['notebook']}:{e['written']}")
+def test_each_listed_number_is_recomputed_or_cited(entry):
+    kinds = {"value", "holds", "source"} & set(entry)
+    assert len(kinds) == 1, f"{entry}: give exactly one of value, holds, source"
+    written, half = parsed(entry["written"])
+    if "value" in entry:
+        got = float(evaluated(entry["value"]))
+        assert agrees(written, half, got), (
+            f"notebook {entry['notebook']} says {entry['written']}, "
+            f"but {entry['value']} = {got:.6g}"
+        )
+    elif "holds" in entry:
+        assert evaluated(entry["holds"]) is True, f"{entry['holds']} does not hold"
+    else:
+        assert len(entry["source"]) > 20, "a source names where the number comes from"
+    # an entry no prose needs any more is removed, so the table stays what the prose says
+    assert stated(entry["notebook"], entry["written"]), (
+        f"notebook {entry['notebook']} no longer states {entry['written']}: remove the entry"
+    )
+
+
+@pytest.mark.parametrize("number", sorted(PENDING))
+def test_pending_try_it_numbers_are_still_in_the_prose(number):
+    gone = [written for written in PENDING[number] if not stated(number, written)]
+    assert not gone, f"notebook {number} no longer states {gone}: remove them from [pending]"

@@ -1,0 +1,107 @@
+"""The runs behind the Try-it answers: each function makes the edit a Try-it asks for, with
+the course's own code, and returns what the answer quotes (prose_numbers.toml names them)."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import torch
+
+from nbhelpers.corpus.bpe import learn_bpe, merges_until_single
+from nbhelpers.corpus.grammar import JapaneseGrammar
+from nbhelpers.example import running_example
+from nbhelpers.memory import attention_memory
+
+__all__ = [
+    "walk_weights",
+    "walk_scores",
+    "same_vector_score",
+    "merge_number",
+    "merge_count",
+    "sentence_single_token",
+    "largest_fitting_n",
+    "scratch_gib",
+    "flash_mib",
+    "curve_seed",
+]
+
+
+def walk_weights(T: float = 1.0, walk_query=None) -> torch.Tensor:
+    """00 and 01: 歩く's attention weights softmax(q·k / √2 / T), optionally with the verb's
+    row of W_Q (row 3, the action feature) set to `walk_query`."""
+    ex = running_example()
+    W_Q = ex.W_Q.clone()
+    if walk_query is not None:
+        W_Q[3] = torch.tensor(walk_query)
+    scores = (ex.X @ W_Q)[-1] @ (ex.X @ ex.W_K).T / math.sqrt(2)
+    return torch.softmax(scores / T, dim=-1)
+
+
+def walk_scores(walk_query=None) -> torch.Tensor:
+    """歩く's raw scores q·k (not divided by √2)."""
+    ex = running_example()
+    W_Q = ex.W_Q.clone()
+    if walk_query is not None:
+        W_Q[3] = torch.tensor(walk_query)
+    return (ex.X @ W_Q)[-1] @ (ex.X @ ex.W_K).T
+
+
+def same_vector_score() -> float:
+    """00: every token the same vector x = (1, 1, 1, 1): the query/key score q·k / √2."""
+    ex = running_example()
+    x = torch.ones(4)
+    return float((x @ ex.W_Q) @ (x @ ex.W_K) / math.sqrt(2))
+
+
+@cache
+def grammar_bpe():
+    """06: the BPE learned on the grammar's 2,000 sentences, as the notebook learns it."""
+    corpus = ["".join(words) for words in JapaneseGrammar().sample(2000, seed=0)]
+    return learn_bpe(corpus, 120)
+
+
+def merge_number(token: str) -> int:
+    """The 1-based number of the merge that makes `token`."""
+    return next(k for k, m in enumerate(grammar_bpe().merges, start=1) if m.token == token)
+
+
+def merge_count(token: str) -> int:
+    return next(m.count for m in grammar_bpe().merges if m.token == token)
+
+
+def sentence_single_token() -> int:
+    return merges_until_single(grammar_bpe(), "犬が河岸を歩く")
+
+
+def largest_fitting_n(budget: int, dtype: torch.dtype, heads: int = 12) -> float:
+    """10: the n at which attention_memory's from-scratch bytes reach `budget`, solved."""
+    low, high = 1.0, 1e7
+    for _ in range(100):
+        mid = (low + high) / 2
+        size = torch.finfo(dtype).bits // 8
+        used = heads * (3 * mid * mid + mid * 64) * size
+        low, high = (mid, high) if used <= budget else (low, mid)
+    assert attention_memory(int(low), heads=heads, dtype=dtype)["(a) from scratch"] <= budget
+    return low
+
+
+def scratch_gib(n: int, dtype: torch.dtype, heads: int = 12) -> float:
+    return attention_memory(n, heads=heads, dtype=dtype)["(a) from scratch"] / 2**30
+
+
+def flash_mib(n: int, dtype: torch.dtype, heads: int = 12) -> float:
+    return attention_memory(n, heads=heads, dtype=dtype)["(b)/(c) flash"] / 2**20
+
+
+def curve_seed(task: str, n: int, seed: int = 0, start: str = "pre-trained", lam: float = 0.5):
+    """11: one seed's stored accuracy."""
+    from nbhelpers.experiments.fine_tuning import load_curves
+
+    (accuracy,) = [
+        r["accuracy"]
+        for r in load_curves()["runs"]
+        if (r["task"], r["start"], r["lam"], r["n_labelled"], r["seed"])
+        == (task, start, lam, n, seed)
+    ]
+    return accuracy
