@@ -75,8 +75,10 @@ unit: $(STAMP)
 	$(EXEC_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest tests --ignore=tests/browser -q -n auto \
 		--dist worksteal
 
+# One thread per kernel: two workers' kernels on two cores each with two threads wait on
+# each other's spinning threads, and nbval took twice as long (192 s against 368-432 s).
 nbval: $(STAMP)
-	$(EXEC_ENV) $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval.cfg \
+	$(EXEC_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval.cfg \
 		--rerun-offline notebooks solutions -q -n auto --dist loadfile \
 		--no-loadscope-reorder
 
@@ -85,7 +87,7 @@ nbval: $(STAMP)
 # the latencies are reported, not asserted, and benchmarks/bench_browser.py measures them
 # one test at a time.
 browser: $(STAMP)
-	$(PY) -m pytest tests/browser -q -rsP -n 2 --dist worksteal
+	OMP_NUM_THREADS=1 $(PY) -m pytest tests/browser -q -rsP -n 2 --dist worksteal
 
 # Re-execute every notebook (and solution) in place, in a fresh kernel, on the CPU: run before
 # committing.
