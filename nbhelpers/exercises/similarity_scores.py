@@ -6,14 +6,36 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 
 from ..support.language import tr
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 
 
+# What my_similarity_scores is asked to build from s_ij = Σ_f q_if k_jf / √d_k: an answer
+# that hands the sum over f to a matrix product is refused.
+MATRIX_PRODUCTS = [
+    (torch.Tensor, "__matmul__", "@"),
+    (torch.Tensor, "__rmatmul__", "@"),
+    (torch, "matmul", "torch.matmul"),
+    (torch.Tensor, "matmul", "Tensor.matmul"),
+    (torch, "mm", "torch.mm"),
+    (torch.Tensor, "mm", "Tensor.mm"),
+    (torch, "bmm", "torch.bmm"),
+    (torch.Tensor, "bmm", "Tensor.bmm"),
+    (torch, "einsum", "torch.einsum"),
+    (torch, "tensordot", "torch.tensordot"),
+    (torch, "inner", "torch.inner"),
+    (torch.Tensor, "inner", "Tensor.inner"),
+    (torch.linalg, "vecdot", "torch.linalg.vecdot"),
+    (F, "linear", "F.linear"),
+]
+
+
 @leaves_state_alone
 def check_similarity_scores(fn) -> CheckResult:
-    """fn(Q, K) must give Q Kᵀ / √d_k: (..., n, d_k), (..., m, d_k) -> (..., n, m)."""
+    """fn(Q, K) must give Q Kᵀ / √d_k: (..., n, d_k), (..., m, d_k) -> (..., n, m), built from
+    the definition s_ij = Σ_f q_if k_jf / √d_k without a matrix product."""
     check_function("fn", fn)
     g = seeded(1)
     cases = []
@@ -29,11 +51,22 @@ def check_similarity_scores(fn) -> CheckResult:
             Case(
                 name,
                 shapes(Q=Q, K=K),
-                lambda f, Q=Q, K=K: f(Q, K),
+                lambda f, Q=Q, K=K: calling_none_of(
+                    MATRIX_PRODUCTS,
+                    lambda called: tr(
+                        "it calls {name}, which does the sum over f for you: pair every "
+                        "query with every key by broadcasting, Q[..., :, None, :] * "
+                        "K[..., None, :, :], then sum over the last axis",
+                        name=called,
+                    ),
+                    f,
+                    Q.clone(),
+                    K.clone(),
+                ),
                 torch.matmul(Q, K.mT) / math.sqrt(d_k),
                 mistakes=[
                     (
-                        tr("the scores are not divided by √d_k: divide Q Kᵀ by math.sqrt(d_k)"),
+                        tr("the scores are not divided by √d_k: divide the sums by math.sqrt(d_k)"),
                         product,
                     ),
                     (tr("the scores look divided by d_k, not √d_k"), product / d_k),
@@ -46,10 +79,7 @@ def check_similarity_scores(fn) -> CheckResult:
                         product / math.sqrt(n),
                     ),
                     (
-                        tr(
-                            "this is K Qᵀ: rows are queries and columns keys, "
-                            "Q @ K.transpose(-2, -1)"
-                        ),
+                        tr("this is K Qᵀ: rows are queries (i) and columns keys (j), s_ij"),
                         product.transpose(-2, -1) / math.sqrt(d_k),
                     ),
                 ],
@@ -59,7 +89,10 @@ def check_similarity_scores(fn) -> CheckResult:
         "similarity_scores",
         fn,
         cases,
-        tr("return the (..., n, m) matrix of scaled similarity scores."),
+        tr(
+            "return the (..., n, m) matrix of scaled similarity scores, summing over f "
+            "without a matrix product."
+        ),
     )
 
 

@@ -15,7 +15,8 @@ NEG_INF = float("-inf")
 
 
 def scores_of(Q, K):
-    return Q @ K.transpose(-2, -1)
+    """Σ_f q_if k_jf for every pair, without a matrix product, as the exercise asks."""
+    return (Q.unsqueeze(-2) * K.unsqueeze(-3)).sum(-1)
 
 
 EXERCISES = [
@@ -26,12 +27,27 @@ EXERCISES = [
             (lambda Q, K: scores_of(Q, K), "not divided by √d_k"),
             (lambda Q, K: scores_of(Q, K) / Q.shape[-1], "divided by d_k, not √d_k"),
             (lambda Q, K: scores_of(Q, K) / math.sqrt(K.shape[-2]), "√m (the number of keys)"),
-            (lambda Q, K: K @ Q.transpose(-2, -1) / math.sqrt(Q.shape[-1]), "this is K Qᵀ"),
+            (lambda Q, K: scores_of(K, Q) / math.sqrt(Q.shape[-1]), "this is K Qᵀ"),
             (lambda Q, K: scores_of(Q, K) / math.sqrt(Q.shape[-2]), "√n (the number of queries)"),
+            (lambda Q, K: Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), "it calls @"),
+            (lambda Q, K: torch.matmul(Q, K.mT) / math.sqrt(Q.shape[-1]), "calls torch.matmul"),
+            (
+                lambda Q, K: torch.einsum("...nd,...md->...nm", Q, K) / Q.shape[-1] ** 0.5,
+                "calls torch.einsum",
+            ),
+            (
+                lambda Q, K: torch.nn.functional.linear(Q, K) / Q.shape[-1] ** 0.5,
+                "calls F.linear",
+            ),
         ],
         other_styles=[
-            lambda Q, K: torch.einsum("...nd,...md->...nm", Q, K) / Q.shape[-1] ** 0.5,
-            lambda Q, K: (Q / math.sqrt(Q.shape[-1])) @ K.mT,
+            lambda Q, K: (Q[..., :, None, :] * K[..., None, :, :]).sum(-1) / Q.shape[-1] ** 0.5,
+            lambda Q, K: (
+                torch.stack(
+                    [(Q * K[..., j : j + 1, :]).sum(-1) for j in range(K.shape[-2])], dim=-1
+                )
+                / math.sqrt(Q.shape[-1])
+            ),
         ],
     ),
     Exercise(
