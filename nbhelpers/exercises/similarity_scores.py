@@ -11,7 +11,6 @@ import torch.nn.functional as F
 from ..support.language import tr
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 
-
 # What my_similarity_scores is asked to build from s_ij = Σ_f q_if k_jf / √d_k: an answer
 # that hands the sum over f to a matrix product is refused.
 MATRIX_PRODUCTS = [

@@ -13,7 +13,7 @@ from matplotlib.patches import Circle, FancyBboxPatch
 from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
-from .style import GREY, PALE_GREY, course_font
+from .style import GREY, PALE_GREY, course_font, vertical_text
 
 ATTENTION, CROSS, FFN, EMBEDDING = SERIES_COLOURS
 NORM = "#7a7a7a"
@@ -152,8 +152,9 @@ def gpt1_block_figure() -> Figure:
         path(ax, [(x, split), (residual_x, split), (residual_x, add), (x - JUNCTION_RADIUS, add)])
         named_box(ax, x, norm_y, width, norm, f"LayerNorm  $\\mathrm{{LN}}_{norm[-1]}$", NORM)
         arrow(ax, (x, add + JUNCTION_RADIUS), (x, norm_y - 0.25))
-    note(ax, residual_x + 0.08, 3.9, tr("residual"), rotation=90, ha="left")
-    note(ax, residual_x + 0.08, 6.4, tr("residual"), rotation=90, ha="left")
+    residual, rotation = vertical_text(tr("residual"))  # 残差 stands upright, stacked
+    note(ax, residual_x + 0.08, 3.9, residual, rotation=rotation, ha="left", linespacing=1.0)
+    note(ax, residual_x + 0.08, 6.4, residual, rotation=rotation, ha="left", linespacing=1.0)
     note(ax, shape, 5.43, "$g$:  (n, d_model)")
 
     # × L: the bracket, and what enters and leaves the stack

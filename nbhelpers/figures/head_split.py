@@ -12,7 +12,7 @@ from ..support.language import tr, translate
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
-from .style import GREY, course_font
+from .style import GREY, course_font, vertical_text
 
 HEAD_COLOURS = (*SERIES_COLOURS, "#7a4fa3", "#8c6d31", "#4a8a8c", "#a35f7a")
 
@@ -64,8 +64,10 @@ def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None =
             part = width / n_heads
             for r in range(n_heads):
                 left = x + r * (part + 0.12)
-                ax.text(left + part / 2, y - 0.12, tr("head {k}", k=r), ha="center", va="top",
-                        fontsize=9, rotation=90 if n_heads > 4 else 0)  # fmt: skip
+                label, rotation = (vertical_text(tr("head {k}", k=r)) if n_heads > 4
+                                   else (tr("head {k}", k=r), 0))  # fmt: skip
+                ax.text(left + part / 2, y - 0.12, label, ha="center", va="top", fontsize=9,
+                        rotation=rotation, linespacing=1.0)  # fmt: skip
     for (_, end), (start, _) in zip(ends, ends[1:], strict=False):
         ax.annotate("", (start - 0.08, y + height / 2), (end + 0.08, y + height / 2),
                     arrowprops={"arrowstyle": "->", "color": GREY})  # fmt: skip

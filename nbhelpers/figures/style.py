@@ -10,6 +10,7 @@ own pyplot figures keep their font.
 from __future__ import annotations
 
 import functools
+import re
 
 import matplotlib
 import numpy as np
@@ -63,3 +64,31 @@ def text_colours(rgba: np.ndarray) -> np.ndarray:
 def cell_text_colours(image, values) -> np.ndarray:
     """text_colours for the cells of an imshow `image` holding `values`."""
     return text_colours(image.cmap(image.norm(values)))
+
+
+# Latin letters and the marks of tags and mathematics: text with any of them reads sideways.
+_SIDEWAYS = re.compile(r"[A-Za-z<>_$\\]")
+
+
+def vertical_text(text: str) -> tuple[str, float]:
+    """(text, rotation) for a label that runs top to bottom: Japanese stacked one character
+    under another, each upright, as Japanese is written vertically (縦書き); text with Latin
+    letters, such as <EOS> or a formula, turned on its side instead."""
+    if text and not _SIDEWAYS.search(text):
+        return "\n".join(ch for ch in text if not ch.isspace()), 0.0
+    return text, 90.0
+
+
+def vertical_tick_labels(ax, labels, *, axis: str = "x", **text_kwargs) -> None:
+    """Tick labels on `axis` of `ax` that run top to bottom (see vertical_text), for a
+    vocabulary too wide to write across."""
+    texts = [vertical_text(str(label)) for label in labels]
+    setter = ax.set_xticklabels if axis == "x" else ax.set_yticklabels
+    for tick, (_, rotation) in zip(
+        setter([text for text, _ in texts], **text_kwargs), texts, strict=True
+    ):
+        tick.set_rotation(rotation)
+        tick.set_linespacing(1.0)
+        if axis == "x":
+            tick.set_verticalalignment("top")
+            tick.set_horizontalalignment("center")
