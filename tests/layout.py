@@ -11,6 +11,7 @@ is clipped.
 from __future__ import annotations
 
 import matplotlib.text
+from matplotlib.text import Annotation, Text
 
 from nbhelpers.figures.canvas import figure_to_png
 
@@ -54,7 +55,9 @@ def text_boxes(figure):
 
     renderer = figure.canvas.get_renderer()
     for text in visible_texts(figure):
-        box = text.get_window_extent(renderer)
+        if isinstance(text, Annotation):  # its text, not the leader line it may draw
+            text.update_positions(renderer)
+        box = Text.get_window_extent(text, renderer)
         if box.width > 0 and box.height > 0:
             yield text.get_text(), (box.x0, box.y0, box.x1, box.y1), None
     for sprites in figure.findobj(SpriteTexts):

@@ -16,6 +16,8 @@ import numpy as np
 import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox
 
 from ..support.language import tr
 from ..support.validation import is_int
@@ -162,7 +164,17 @@ def _placed_at(label, offset, renderer):
     dx, dy, align = offset
     label.set_position((dx, dy))
     label.set_horizontalalignment(align)
-    return label.get_window_extent(renderer)
+    label.update_positions(renderer)
+    return Text.get_window_extent(label, renderer)  # the text alone, without a leader line
+
+
+LABEL_PAD_PX = 3  # the least room between two point labels, so that they never touch
+
+
+def _padded(box):
+    return Bbox.from_extents(
+        box.x0 - LABEL_PAD_PX, box.y0 - LABEL_PAD_PX, box.x1 + LABEL_PAD_PX, box.y1 + LABEL_PAD_PX
+    )
 
 
 def _inside(box, frame) -> bool:
@@ -181,8 +193,9 @@ def keep_labels_apart(figure: Figure, labels, offsets=LABEL_OFFSETS) -> None:
         frame = label.axes.get_window_extent(renderer)
         boxes = [(offset, _placed_at(label, offset, renderer)) for offset in offsets]
         inside = [(o, b) for o, b in boxes if _inside(b, frame)]
+        roomy = [o for o, b in inside if not any(_padded(b).overlaps(p) for p in placed)]
         clear = [o for o, b in inside if not any(b.overlaps(p) for p in placed)]
-        chosen = (clear or [o for o, _ in inside] or [offsets[0]])[0]
+        chosen = (roomy or clear or [o for o, _ in inside] or [offsets[0]])[0]
         placed.append(_placed_at(label, chosen, renderer))
 
 

@@ -18,10 +18,10 @@ def shape_flow_figure(n: int, d_model: int, d_k: int, d_v: int) -> Figure:
     tokens, joined by arrows labelled with the operation that makes each one."""
     for name, value in (("n", n), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
         check_positive_int(name, value)
-    figure = Canvas(figsize=(10.4, 3.6), dpi=100).figure
+    figure = Canvas(figsize=(10.8, 3.85), dpi=100).figure
     ax = figure.add_axes((0, 0, 1, 1))
-    ax.set_xlim(0, 10.4)
-    ax.set_ylim(0, 3.6)
+    ax.set_xlim(0, 10.8)  # one unit is 100 px, with room for O's box at the right
+    ax.set_ylim(-0.25, 3.6)  # and for the caption under V's
     ax.axis("off")
     boxes = {
         "X": (0.95, 1.8, f"$X$\n{n} × {d_model}", SERIES_COLOURS[0]),
@@ -30,7 +30,7 @@ def shape_flow_figure(n: int, d_model: int, d_k: int, d_v: int) -> Figure:
         "V": (3.1, 0.65, f"$V = XW_V$: {n} × {d_v}\n($W_V$: {d_model} × {d_v})", SERIES_COLOURS[2]),
         "S": (5.35, 2.4, f"$S = QK^T/\\sqrt{{d_k}}$\n{n} × {n}", SERIES_COLOURS[3]),
         "A": (7.65, 2.4, f"$A = $softmax$(S)$\n{n} × {n}", SERIES_COLOURS[3]),
-        "O": (9.5, 1.5, f"$O = AV$\n{n} × {d_v}", SERIES_COLOURS[2]),
+        "O": (9.65, 1.5, f"$O = AV$\n{n} × {d_v}", SERIES_COLOURS[2]),
     }
     width, height = 1.75, 0.8
     for x, y, text, colour in boxes.values():
@@ -58,6 +58,6 @@ def shape_flow_figure(n: int, d_model: int, d_k: int, d_v: int) -> Figure:
         if label:
             ax.text((begin[0] + finish[0]) / 2, (begin[1] + finish[1]) / 2 + 0.12, label,
                     ha="center", va="bottom", fontsize=9, color=INK)  # fmt: skip
-    ax.text(5.2, 0.15, tr("n tokens; d_k: query and key width; d_v: value width"), ha="center",
-            fontsize=9, color=GREY)  # fmt: skip
+    ax.text(5.4, -0.12, tr("n tokens; d_k: query and key width; d_v: value width"), ha="center",
+            va="center", fontsize=9, color=GREY)  # fmt: skip
     return figure

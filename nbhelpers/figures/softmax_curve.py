@@ -13,6 +13,15 @@ from .bars import SERIES_COLOURS
 from .canvas import Canvas, check_labels, keep_labels_apart, to_numpy
 from .style import MID_GREY, PALE_GREY, course_font
 
+# a leader line ties each label to its point, wherever crowding moves the label
+LEADER = {
+    "arrowstyle": "-",
+    "color": SERIES_COLOURS[0],
+    "linewidth": 0.6,
+    "shrinkA": 1,
+    "shrinkB": 4,
+}
+
 
 @course_font
 def softmax_curve_figure(
@@ -37,7 +46,8 @@ def softmax_curve_figure(
         left.vlines(s[j], 0, np.exp(s[j]), color=SERIES_COLOURS[0], linewidth=1.0, alpha=0.6)
         left.plot([s[j]], [np.exp(s[j])], "o", color=SERIES_COLOURS[0], markersize=6)
         label = left.annotate(f"{labels[j]}: {weights[j]:.2f}", (s[j], np.exp(s[j])),
-                              textcoords="offset points", xytext=(-8, 6), fontsize=9)  # fmt: skip
+                              textcoords="offset points", xytext=(-8, 6), fontsize=9,
+                              arrowprops=LEADER)  # fmt: skip
         placed.append(label)
     left.set_xlabel(tr("score $s_j$"))
     left.set_ylabel("$e^{s_j}$")
