@@ -12,6 +12,7 @@ from nbhelpers.corpus.bpe import learn_bpe, merges_until_single
 from nbhelpers.corpus.grammar import JapaneseGrammar
 from nbhelpers.example import running_example
 from nbhelpers.memory import attention_memory
+from nbhelpers.statistics import dot_product_variance
 
 __all__ = [
     "walk_weights",
@@ -24,6 +25,8 @@ __all__ = [
     "scratch_gib",
     "flash_mib",
     "curve_seed",
+    "variance_at",
+    "failing_seeds",
 ]
 
 
@@ -105,3 +108,20 @@ def curve_seed(task: str, n: int, seed: int = 0, start: str = "pre-trained", lam
         == (task, start, lam, n, seed)
     ]
     return accuracy
+
+
+def variance_at(d: int, samples: int, seed: int | None = None) -> float:
+    """01: Var(q·k / √d_k) as notebook 01 draws it, from a generator seeded with d_k (or with
+    another `seed`)."""
+    generator = torch.Generator().manual_seed(d if seed is None else seed)
+    return dot_product_variance(d, samples, scale=True, generator=generator)
+
+
+def failing_seeds(count: int, samples: int = 400, tolerance: float = 0.2) -> float:
+    """01: the share of `count` other seedings whose check at `samples` draws fails."""
+    d_ks = [2**p for p in range(10)]
+    failed = sum(
+        any(abs(variance_at(d, samples, seed=1000 * s + d) - 1) > tolerance for d in d_ks)
+        for s in range(1, count + 1)
+    )
+    return failed / count

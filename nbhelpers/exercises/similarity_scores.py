@@ -27,6 +27,12 @@ MATRIX_PRODUCTS = [
     (torch, "inner", "torch.inner"),
     (torch.Tensor, "inner", "Tensor.inner"),
     (torch.linalg, "vecdot", "torch.linalg.vecdot"),
+    (torch, "dot", "torch.dot"),
+    (torch.Tensor, "dot", "Tensor.dot"),
+    (torch, "mv", "torch.mv"),
+    (torch.Tensor, "mv", "Tensor.mv"),
+    (torch, "addmm", "torch.addmm"),
+    (torch, "baddbmm", "torch.baddbmm"),
     (F, "linear", "F.linear"),
 ]
 
