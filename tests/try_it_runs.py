@@ -27,6 +27,7 @@ __all__ = [
     "curve_seed",
     "variance_at",
     "failing_seeds",
+    "cross_entropy_gradients",
 ]
 
 
@@ -125,3 +126,22 @@ def failing_seeds(count: int, samples: int = 400, tolerance: float = 0.2) -> flo
         for s in range(1, count + 1)
     )
     return failed / count
+
+
+def cross_entropy_gradients(d: int, scale: bool, problems: int = 1000) -> tuple[float, float]:
+    """02: notebook 02's `gradients` with the Try-it's loss, the cross-entropy -log a_0:
+    (median |dℓ/ds|, median |x| |dℓ/dq|), the problems drawn as the notebook draws them."""
+    from nbhelpers import similarity_scores, softmax
+
+    draws = torch.Generator().manual_seed(d)
+    x, keys, _ = (
+        torch.randn(shape, generator=draws).double()
+        for shape in ((problems, 1, d), (problems, 5, d), (problems, 1, 5))
+    )
+    W_Q = torch.eye(d, dtype=torch.float64).requires_grad_()
+    q = x @ W_Q
+    s = similarity_scores(q, keys, scale=scale)
+    q.retain_grad(), s.retain_grad()
+    (-torch.log(softmax(s)[..., 0])).sum().backward()
+    share = x.norm(dim=-1) * q.grad.norm(dim=-1)
+    return float(s.grad.norm(dim=-1).median()), float(share.median())
