@@ -4,6 +4,7 @@ recomputes it or cites the paper it comes from. Both editions, every markdown ce
 
 from __future__ import annotations
 
+import json
 import sys
 from functools import cache
 from pathlib import Path
@@ -58,14 +59,25 @@ def covering(number: str, value: float, half: float) -> list:
     ]
 
 
+@cache
+def prose_numbers(path: Path) -> list[tuple[float, float]]:
+    """(value, half a unit) of every number the markdown of `path` states."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [
+        (value, half)
+        for cell in cells
+        if cell["cell_type"] == "markdown"
+        for _, value, half in numbers("".join(cell["source"]))
+    ]
+
+
 def stated(notebook_number: str, written: str) -> bool:
-    """Whether either edition of the notebook states `written` as a number no output shows."""
+    """Whether either edition of the notebook still states `written` in its prose (an entry
+    keeps checking a number that an output happens to print as well)."""
     notebook = next(p for p in NOTEBOOKS if p.name.startswith(notebook_number))
     value = parsed(written)[0]
     return any(
-        agrees(v, half, value)
-        for path in editions(notebook)
-        for _, _, v, half in unmatched_numbers(path)
+        agrees(v, half, value) for path in editions(notebook) for v, half in prose_numbers(path)
     )
 
 

@@ -28,6 +28,9 @@ __all__ = [
     "variance_at",
     "failing_seeds",
     "cross_entropy_gradients",
+    "variance_four_ratios",
+    "old_check_error",
+    "key_zero_gradient",
 ]
 
 
@@ -145,3 +148,48 @@ def cross_entropy_gradients(d: int, scale: bool, problems: int = 1000) -> tuple[
     (-torch.log(softmax(s)[..., 0])).sum().backward()
     share = x.norm(dim=-1) * q.grad.norm(dim=-1)
     return float(s.grad.norm(dim=-1).median()), float(share.median())
+
+
+def variance_four_ratios(divisor) -> list[float]:
+    """01: Var(q·k / divisor(d)) at each d_k for queries of variance 4, drawn as the Try-it's code
+    draws them: one generator seeded with d_k, the queries first."""
+    ratios = []
+    for d in [2**p for p in range(10)]:
+        generator = torch.Generator().manual_seed(d)
+        q = 2 * torch.randn(4000, d, generator=generator)
+        k = torch.randn(4000, d, generator=generator)
+        ratios.append(float(((q * k).sum(-1) / divisor(d)).var()))
+    return ratios
+
+
+def old_check_error() -> float:
+    """02: with the cross-entropy loss, how far the old check's J g is from dℓ/ds at d_k = 1."""
+    from nbhelpers import similarity_scores, softmax
+
+    draws = torch.Generator().manual_seed(1)
+    x, keys, g = (
+        torch.randn(shape, generator=draws).double()
+        for shape in ((1000, 1, 1), (1000, 5, 1), (1000, 1, 5))
+    )
+    s = similarity_scores(x, keys, scale=False).requires_grad_()
+    a = softmax(s)
+    (-torch.log(a[..., 0])).sum().backward()
+    a = a.detach()
+    J = torch.diag_embed(a.squeeze(-2)) - a.transpose(-2, -1) @ a
+    return float((s.grad - g @ J).abs().max())
+
+
+def key_zero_gradient() -> float:
+    """02: the median |a - e_0| of the raw rows at d_k = 512 that are one-hot on key 0."""
+    from nbhelpers import similarity_scores, softmax
+
+    draws = torch.Generator().manual_seed(512)
+    x, keys, _ = (
+        torch.randn(shape, generator=draws).double()
+        for shape in ((1000, 1, 512), (1000, 5, 512), (1000, 1, 5))
+    )
+    a = softmax(similarity_scores(x, keys, scale=False))[:, 0]
+    onehot = a[:, 0] > 0.99
+    e_0 = torch.zeros(5, dtype=a.dtype)
+    e_0[0] = 1
+    return float((a[onehot] - e_0).norm(dim=-1).median())

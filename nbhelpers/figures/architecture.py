@@ -135,7 +135,7 @@ def gpt1_block_figure() -> Figure:
     # (split: where the residual branches off, the sublayer, +, the LayerNorm after it)
     for split, name, sublayer_y, maths, detail, colour, add, norm, norm_y in (
         (3.05, "attn", 3.6, "MaskedMultiHead$(h)$",
-         tr(r"causal: position $i$ sees $j \leq i$; dropout on the weights"),
+         tr(r"causal: $i$ sees $j \leq i$; dropout on the weights"),
          ATTENTION, 4.45, "ln_1", 5.05),
         (5.55, "ffn", 6.1, r"GELU$(g W_1 + b_1)\,W_2 + b_2$",
          tr("(n, d_model) → (n, 4·d_model) → (n, d_model)"), FFN, 6.95, "ln_2", 7.55),

@@ -266,7 +266,8 @@ class AttentionStepCanvas(BlitCanvas):
         self._row_box.set_y(query - 0.5)
         self._set_bars(self._score_bars, self._score_texts, score_row, score_limit)
         self._set_bars(self._weight_bars, self._weight_texts, weight_row, 1.0)
-        self._set_bars(self._output_bars, self._output_texts, output, value_limit)
+        # o_i's values in a row along the top: the dots v_j crowd the ends of the bars
+        self._set_bars(self._output_bars, self._output_texts, output, value_limit, row=0.96)
         self._dots.set_offsets(np.column_stack([self._dot_x, values.reshape(-1) / value_limit]))
         self._dots.set_sizes(np.repeat(4 + 300 * weight_row, values.shape[1]))
         title = title if title is not None else tr("query i = {token}", token=rows[query])
@@ -274,15 +275,19 @@ class AttentionStepCanvas(BlitCanvas):
         return self.figure
 
     @staticmethod
-    def _set_bars(bars, texts, values: np.ndarray, limit: float) -> None:
-        """Bars of height value / limit (on an axis from -limit to limit), labelled by value."""
+    def _set_bars(bars, texts, values: np.ndarray, limit: float, row: float | None = None):
+        """Bars of height value / limit (on an axis from -limit to limit), labelled by value:
+        each label just beyond its bar's end, or all in one row at height `row` (where dots
+        spread around the bars would cover a label at the bar's end)."""
         heights = values / limit
         for bar, height in zip(bars, heights, strict=True):
             bar.set_height(height)
-        # Each label just beyond its bar's end: above a positive bar, below a negative one.
-        gap = np.where(heights >= 0, 0.03, -0.03)
-        ends = np.column_stack([np.arange(len(values)), heights + gap])
-        anchors = ["bottom" if height >= 0 else "top" for height in heights]
+        if row is None:  # above a positive bar, below a negative one
+            at = heights + np.where(heights >= 0, 0.03, -0.03)
+            anchors = ["bottom" if height >= 0 else "top" for height in heights]
+        else:
+            at, anchors = np.full(len(values), row), ["top"] * len(values)
+        ends = np.column_stack([np.arange(len(values)), at])
         texts.set_texts(ends, [f"{value:.2f}" for value in values], "black", anchors)
 
     def png(self) -> bytes:

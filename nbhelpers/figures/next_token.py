@@ -58,5 +58,5 @@ def next_token_figure(
         [tokens[i] for i in chosen],
         title=translate(title),
         ylabel=tr("P(next token)"),
-        ylim=(0.0, 1.05),
+        ylim=(0.0, 1.15),  # room above a bar of 1 for its label
     )
