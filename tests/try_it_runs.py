@@ -31,6 +31,11 @@ __all__ = [
     "variance_four_ratios",
     "old_check_error",
     "key_zero_gradient",
+    "stack",
+    "spread",
+    "demo_parameters_with",
+    "explorer_step",
+    "output_from_mean",
 ]
 
 
@@ -193,3 +198,43 @@ def key_zero_gradient() -> float:
     e_0 = torch.zeros(5, dtype=a.dtype)
     e_0[0] = 1
     return float((a[onehot] - e_0).norm(dim=-1).median())
+
+
+@cache
+def _stacks(depth: int, init_std: float) -> dict:
+    from nbhelpers.experiments.deep_stack import compare_stacks
+
+    profiles = compare_stacks(depth=depth, d_model=32, n_heads=4, seed=0, init_std=init_std)
+    return {profile.name: profile for profile in profiles}
+
+
+def stack(name: str, *, depth: int = 24, init_std: float = 0.02):
+    """07: one variant's profile from compare_stacks, as the Try-it's edit runs it."""
+    return _stacks(depth, init_std)[name]
+
+
+def spread(name: str, **kwargs) -> float:
+    """07: max/min of a variant's weight gradients over its blocks."""
+    gradients = stack(name, **kwargs).weight_gradient
+    return float(gradients.max() / gradients.min())
+
+
+def demo_parameters_with(n_layers: int) -> int:
+    """07: notebook 07's demo model (9 tokens, n_ctx = 16, d = 32, 4 heads) with n_layers."""
+    from nbhelpers.gpt1 import GPT1Config
+
+    config = GPT1Config(vocab_size=9, n_ctx=16, d_model=32, n_layers=n_layers, n_heads=4)
+    return config.parameter_count()
+
+
+def explorer_step(temperature: float, d_k: int = 4, seed: int = 0):
+    """03: the AttentionExplorer's step at its defaults (5 tokens, d_model = 8, d_v = 4)."""
+    from nbhelpers.widgets.attention_explorer import attention_step
+
+    return attention_step(5, 8, d_k, 4, temperature, seed)
+
+
+def output_from_mean(temperature: float) -> float:
+    """03: the largest gap between a grey bar o_i and the plain mean of the dots v_j."""
+    step = explorer_step(temperature)
+    return float((step.output - step.V.mean(dim=0)).abs().max())
