@@ -13,6 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import try_it_runs
+import try_its_09 as nb09
 
 from nbhelpers.corpus.grammar import JapaneseGrammar
 from nbhelpers.example import running_example
@@ -126,4 +127,5 @@ NAMESPACE = {
     "GPT1Config": GPT1Config,
     "train_your_gpt1": train_your_gpt1,
     **{name: getattr(try_it_runs, name) for name in try_it_runs.__all__},
+    "nb09": nb09,
 }

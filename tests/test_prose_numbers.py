@@ -95,6 +95,7 @@ def test_every_prose_number_is_printed_or_sourced(notebook):
     )
 
 
+@pytest.mark.slow  # some entries rerun a Try-it (sampling, deep stacks): make test, not make check
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: f"{e['notebook']}:{e['written']}")
 def test_each_listed_number_is_recomputed_or_cited(entry):
     kinds = {"value", "holds", "source"} & set(entry)
