@@ -75,9 +75,11 @@ def stated(notebook_number: str, written: str) -> bool:
     """Whether either edition of the notebook still states `written` in its prose (an entry
     keeps checking a number that an output happens to print as well)."""
     notebook = next(p for p in NOTEBOOKS if p.name.startswith(notebook_number))
-    value = parsed(written)[0]
-    return any(
-        agrees(v, half, value) for path in editions(notebook) for v, half in prose_numbers(path)
+    value, own_half = parsed(written)
+    return any(  # equal at both precisions: a prose 0.01 does not keep a listed 0.0095
+        agrees(v, half, value) and agrees(value, own_half, v)
+        for path in editions(notebook)
+        for v, half in prose_numbers(path)
     )
 
 
