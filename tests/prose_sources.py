@@ -20,7 +20,7 @@ from nbhelpers.example import running_example
 from nbhelpers.exercises.capstone import train_your_gpt1
 from nbhelpers.experiments.course_model import load_course_model, load_course_run
 from nbhelpers.experiments.fine_tuning import load_curves
-from nbhelpers.experiments.head_specialisation import HeadsTask
+from nbhelpers.experiments.head_specialisation import HeadsTask, SubjectPreviousModel
 from nbhelpers.experiments.pretraining import learning_rate
 from nbhelpers.figures.deep_stack import ZOOM
 from nbhelpers.gpt1 import GPT1, GPT1Config
@@ -124,6 +124,7 @@ NAMESPACE = {
     "after_wo": after_wo,
     "curve": curve,
     "HeadsTask": HeadsTask,
+    "SubjectPreviousModel": SubjectPreviousModel,
     "learning_rate": learning_rate,
     "ZOOM": ZOOM,
     "GPT1Config": GPT1Config,
