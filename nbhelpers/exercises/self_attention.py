@@ -75,68 +75,47 @@ def check_attention_entropy(fn) -> CheckResult:
     )
 
 
-def qkv_cases(seed: int, *, masks: bool):
-    """(name, Q, K, V, additive mask or None) with n ≠ m and d_k ≠ d_v."""
+def tempered(Q: torch.Tensor, temperature) -> torch.Tensor:
+    """Q with query i's row divided by its temperature T_i (a number, or one per query): the
+    scores q_i·k_j are then divided by T_i, so F.scaled_dot_product_attention of the result
+    is the reference for softmax(q_i·k_j / (√d_k T_i))."""
+    T = torch.as_tensor(temperature, dtype=Q.dtype)
+    return Q / (T if T.dim() == 0 else T[..., None])
+
+
+def attention_cases(seed: int):
+    """(name, Q, K, V, temperature or None) with n ≠ m, d_k ≠ d_v, and temperatures that are
+    one number or one per query (..., n)."""
     g = seeded(seed)
-    out = [
-        (
-            tr("one sentence, n = m = 5, d_k = 8, d_v = 3"),
-            randn(g, 5, 8),
-            randn(g, 5, 8),
-            randn(g, 5, 3),
-            None,
-        ),
-        (
-            tr("n = 3 ≠ m = 6, batched"),
-            randn(g, 2, 3, 4),
-            randn(g, 2, 6, 4),
-            randn(g, 2, 6, 5),
-            None,
-        ),
-        (
-            "float64",
-            randn(g, 4, 6, dtype=torch.float64),
-            randn(g, 4, 6, dtype=torch.float64),
-            randn(g, 4, 2, dtype=torch.float64),
-            None,
-        ),
-        (
-            tr("large scores"),
-            randn(g, 4, 8, scale=30.0),
-            randn(g, 4, 8, scale=30.0),
-            randn(g, 4, 3),
-            None,
-        ),
-    ]
-    if masks:
-        n = 5
-        causal = torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), NEG_INF)
-        padding = torch.zeros(2, 1, 4)
-        padding[1, :, 2:] = NEG_INF  # sentence 2 has 2 real keys
-        out += [
-            (tr("an additive causal mask"), randn(g, n, 4), randn(g, n, 4), randn(g, n, 3), causal),
-            (
-                tr("a padding mask per sentence"),
-                randn(g, 2, 4, 4),
-                randn(g, 2, 4, 4),
-                randn(g, 2, 4, 6),
-                padding,
-            ),
-        ]
-    return out
+    per_query = torch.tensor([0.25, 1.0, 4.0, 1.0, 0.5])
+    return [
+        (tr("one sentence, T = 1 (the default)"), randn(g, 5, 8), randn(g, 5, 8),
+         randn(g, 5, 3), None),
+        (tr("one temperature per query, T = (0.25, 1, 4, 1, 0.5)"), randn(g, 5, 8),
+         randn(g, 5, 8), randn(g, 5, 3), per_query),
+        (tr("n = 3 ≠ m = 6, batched, T per sentence and query (2, 3)"), randn(g, 2, 3, 4),
+         randn(g, 2, 6, 4), randn(g, 2, 6, 5), torch.tensor([[0.5, 1.0, 2.0], [3.0, 1.0, 0.2]])),
+        ("float64, T = 0.5", randn(g, 4, 6, dtype=torch.float64),
+         randn(g, 4, 6, dtype=torch.float64), randn(g, 4, 2, dtype=torch.float64), 0.5),
+        (tr("large scores, T = 2"), randn(g, 4, 8, scale=30.0), randn(g, 4, 8, scale=30.0),
+         randn(g, 4, 3), 2.0),
+    ]  # fmt: skip
 
 
-def attention_mistakes(Q, K, V, mask):
-    d_k = Q.shape[-1]
-    added = 0 if mask is None else mask
+def attention_mistakes(Q, K, V, temperature):
+    d_k, d_v = Q.shape[-1], V.shape[-1]
+    T = torch.as_tensor(1.0 if temperature is None else temperature, dtype=Q.dtype)
+    per_row = T if T.dim() == 0 else T[..., None]  # (..., n, 1): one per query's row
     scores = Q @ K.mT
 
     def pair(weights):
         return weights @ V, weights
 
-    d_v = V.shape[-1]
     found = [
-        (tr("the scores are not divided by √d_k"), pair(F.softmax(scores + added, dim=-1))),
+        (
+            tr("the scores are not divided by √d_k"),
+            pair(F.softmax(scores / per_row, dim=-1)),
+        ),
         (
             tr(
                 "the scores look divided by √d_v = √{d_v}, not √d_k = √{d_k}: the scale "
@@ -144,67 +123,80 @@ def attention_mistakes(Q, K, V, mask):
                 d_v=d_v,
                 d_k=d_k,
             ),
-            pair(F.softmax(scores / math.sqrt(d_v) + added, dim=-1)) if d_v != d_k else None,
+            pair(F.softmax(scores / math.sqrt(d_v) / per_row, dim=-1)) if d_v != d_k else None,
         ),
         (
             tr("the weights returned are the scores before softmax: return the softmax too"),
-            (F.softmax(scores / math.sqrt(d_k) + added, dim=-1) @ V, scores / math.sqrt(d_k)),
+            (
+                F.softmax(scores / math.sqrt(d_k) / per_row, dim=-1) @ V,
+                scores / math.sqrt(d_k) / per_row,
+            ),
         ),
         (
             tr("the rows of the weights do not sum to 1: softmax over the wrong axis? Use dim=-1"),
-            attempt(lambda: pair(F.softmax(scores / math.sqrt(d_k) + added, dim=-2))),
+            attempt(lambda: pair(F.softmax(scores / math.sqrt(d_k) / per_row, dim=-2))),
         ),
         (
             tr("the scores look divided by d_k, not √d_k"),
-            pair(F.softmax(scores / d_k + added, dim=-1)),
+            pair(F.softmax(scores / d_k / per_row, dim=-1)),
         ),
     ]
-    if mask is not None:
+    if temperature is not None:
         found += [
             (
-                tr("the mask is ignored: add it to the scores before softmax"),
+                tr("the temperature is ignored: divide each query's scores by its T"),
                 pair(F.softmax(scores / math.sqrt(d_k), dim=-1)),
             ),
             (
-                tr(
-                    "the mask is applied after softmax: add it to the scores before, "
-                    "so that softmax renormalises over the allowed keys"
-                ),
-                attempt(
-                    lambda: pair(
-                        F.softmax(scores / math.sqrt(d_k), dim=-1) * (mask == 0).to(Q.dtype)
-                    )
-                ),
+                tr("the scores are multiplied by T: divide them by it (T > 1 flattens a row)"),
+                pair(F.softmax(scores / math.sqrt(d_k) * per_row, dim=-1)),
             ),
         ]
+        if T.dim() > 0:
+            found.append(
+                (
+                    tr(
+                        "the temperatures run along the keys: T[i] belongs to query i's row, "
+                        "so give it a new last axis, T[..., None]"
+                    ),
+                    attempt(
+                        lambda: pair(F.softmax(scores / math.sqrt(d_k) / T[..., None, :], dim=-1))
+                    ),
+                )
+            )
     return found
 
 
 @leaves_state_alone
 def check_attention(fn) -> CheckResult:
-    """fn(Q, K, V, mask=None) must return (softmax(Q Kᵀ / √d_k + M) V, the weights), with
-    an additive mask M."""
+    """fn(Q, K, V, temperature=1.0) must return (softmax(Q Kᵀ / (√d_k T)) V, the weights),
+    with T one number or one temperature per query, shape (..., n)."""
     check_function("fn", fn)
     cases = []
-    for name, Q, K, V, mask in qkv_cases(3, masks=True):
-        described = shapes(Q=Q, K=K, V=V) + ("" if mask is None else f", mask {tuple(mask.shape)}")
+    for name, Q, K, V, T in attention_cases(3):
+        described = shapes(Q=Q, K=K, V=V) + (
+            "" if T is None else f", T {tuple(torch.as_tensor(T).shape) or T}"
+        )
         cases.append(
             Case(
                 name,
                 described,
                 (lambda f, Q=Q, K=K, V=V: f(Q, K, V))
-                if mask is None
-                else (lambda f, Q=Q, K=K, V=V, mask=mask: f(Q, K, V, mask)),
-                reference_attention(Q, K, V, mask),
+                if T is None
+                else (lambda f, Q=Q, K=K, V=V, T=T: f(Q, K, V, T)),
+                reference_attention(Q if T is None else tempered(Q, T), K, V),
                 atol=1e-5 if Q.dtype == torch.float32 else 1e-10,
-                mistakes=attention_mistakes(Q, K, V, mask),
+                mistakes=attention_mistakes(Q, K, V, T),
             )
         )
     return run_cases(
         "attention",
         fn,
         cases,
-        tr("return the attention output and the attention weights."),
+        tr(
+            "return the attention output and the attention weights, each query's scores "
+            "divided by its temperature."
+        ),
     )
 
 

@@ -18,15 +18,20 @@ from .nb01 import scores_of
 NEG_INF = float("-inf")
 
 
-def attention_with(softmax_dim=-1, scale="d_k", mask_mode="add", weights_of="softmax"):
-    def answer(Q, K, V, mask=None):
+def attention_with(softmax_dim=-1, scale="d_k", temperature="row", weights_of="softmax"):
+    def answer(Q, K, V, temperature_=1.0):
         divisor = {"d_k": math.sqrt(Q.shape[-1]), "d_v": math.sqrt(V.shape[-1]), None: 1.0}
+        T = torch.as_tensor(temperature_, dtype=Q.dtype)
+        if T.dim() > 0 and temperature != "keys":
+            T = T[..., None]
         scores = scores_of(Q, K) / divisor[scale]
-        if mask is not None and mask_mode == "add":
-            scores = scores + mask
+        if temperature == "ignore":
+            pass
+        elif temperature == "multiply":
+            scores = scores * T
+        else:  # "row", or "keys": a (..., n) tensor left to line up with the keys' axis
+            scores = scores / T
         weights = F.softmax(scores, dim=softmax_dim)
-        if mask is not None and mask_mode == "after":
-            weights = weights * (mask == 0)
         return weights @ V, (weights if weights_of == "softmax" else scores)
 
     return answer
@@ -49,24 +54,19 @@ def self_attention_class(scale_by="d_k", project_values=True, dim=-1, transposed
     return Answer
 
 
-def attention_renormalised(Q, K, V, mask=None):
-    """Softmax without the mask, then zero the blocked weights and renormalise."""
-    weights = F.softmax(scores_of(Q, K) / math.sqrt(Q.shape[-1]), dim=-1)
-    if mask is not None:
-        weights = weights * torch.isfinite(mask)
-        weights = weights / weights.sum(-1, keepdim=True)
+def attention_scaling_the_queries(Q, K, V, temperature=1.0):
+    """Divide each query by T_i first: q_i / T_i · k_j = q_i · k_j / T_i."""
+    T = torch.as_tensor(temperature, dtype=Q.dtype)
+    Q = Q / (T if T.dim() == 0 else T.unsqueeze(-1))
+    weights = torch.softmax(torch.einsum("...id,...jd->...ij", Q, K) / Q.shape[-1] ** 0.5, -1)
     return weights @ V, weights
 
 
-def attention_in_log_space(Q, K, V, mask=None):
-    scores = torch.einsum("...id,...jd->...ij", Q, K) / math.sqrt(Q.shape[-1])
-    weights = torch.exp(F.log_softmax(scores + (0 if mask is None else mask), dim=-1))
-    return torch.einsum("...ij,...jd->...id", weights, V), weights
-
-
-def attention_with_sdpa(Q, K, V, mask=None):
-    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]) + (0 if mask is None else mask)
-    return F.scaled_dot_product_attention(Q, K, V, attn_mask=mask), scores.softmax(-1)
+def attention_with_sdpa(Q, K, V, temperature=1.0):
+    T = torch.as_tensor(temperature, dtype=Q.dtype)
+    Q = Q / (T if T.dim() == 0 else T[..., None])
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
+    return F.scaled_dot_product_attention(Q, K, V), scores.softmax(-1)
 
 
 EXERCISES = [
@@ -78,10 +78,11 @@ EXERCISES = [
             (attention_with(scale="d_v"), "divided by √d_v = √3, not √d_k = √8"),
             (attention_with(weights_of="scores"), "the weights returned are the scores"),
             (attention_with(softmax_dim=-2), "softmax over the wrong axis"),
-            (attention_with(mask_mode="ignore"), "the mask is ignored"),
-            (attention_with(mask_mode="after"), "applied after softmax"),
+            (attention_with(temperature="ignore"), "the temperature is ignored"),
+            (attention_with(temperature="multiply"), "multiplied by T"),
+            (attention_with(temperature="keys"), "the temperatures run along the keys"),
         ],
-        other_styles=[attention_renormalised, attention_in_log_space, attention_with_sdpa],
+        other_styles=[attention_scaling_the_queries, attention_with_sdpa],
     ),
     Exercise(
         check_self_attention,
