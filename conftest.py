@@ -54,6 +54,11 @@ def _checked_show_figure(figure):
     _problems = _layout_problems(figure)
     _name = figure.get_suptitle() or (figure.axes[0].get_title() if figure.axes else "")
     assert not _problems, f"figure {{_name!r}}: {{_problems}}"
+    import os as _os
+    if _os.environ.get("NBHELPERS_LAYOUT_COUNTS"):  # a file: how many texts each figure shows
+        from layout import text_counts as _text_counts
+        with open(_os.environ["NBHELPERS_LAYOUT_COUNTS"], "a", encoding="utf-8") as _file:
+            _file.write("%d %d %r\\n" % (*_text_counts(figure), _name))
     return _show_figure(figure)
 
 _canvas.show_figure = _figures.show_figure = _nbhelpers.show_figure = _checked_show_figure

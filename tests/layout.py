@@ -68,6 +68,14 @@ def text_boxes(figure):
             yield text, box, (clip.x0, clip.y0, clip.x1, clip.y1)
 
 
+def text_counts(figure) -> tuple[int, int]:
+    """(Text artists, bitmap-drawn texts) that text_boxes reads in `figure`: what the layout
+    test sees, split by how each text is drawn."""
+    boxes = list(text_boxes(figure))
+    bitmap = sum(1 for _, _, clip in boxes if clip is not None)
+    return len(boxes) - bitmap, bitmap
+
+
 def layout_problems(figure) -> list[str]:
     figure_to_png(figure)  # lays the figure out as it is shown
     width, height = figure.bbox.width, figure.bbox.height
