@@ -15,11 +15,8 @@ import torch.nn.functional as F
 import try_it_runs
 import try_its_09 as nb09
 
-from nbhelpers.corpus.grammar import JapaneseGrammar
-from nbhelpers.example import running_example
 from nbhelpers.exercises.capstone import train_your_gpt1
-from nbhelpers.experiments.course_model import load_course_model, load_course_run
-from nbhelpers.experiments.fine_tuning import load_curves
+from nbhelpers.experiments.course_model import load_course_run
 from nbhelpers.experiments.head_specialisation import HeadsTask, SubjectPreviousModel
 from nbhelpers.experiments.pretraining import learning_rate
 from nbhelpers.figures.deep_stack import ZOOM
@@ -30,15 +27,8 @@ GPT1_VOCAB = 40_478  # rows of W_e in GPT-1's released model/params_shapes.json
 MB = 1e6
 
 
-def example_scores() -> torch.Tensor:
-    """歩く's row of raw scores q·k in the running example (notebook 01)."""
-    ex = running_example()
-    return (ex.X @ ex.W_Q)[-1] @ (ex.X @ ex.W_K).T
-
-
-@cache
-def grammar() -> JapaneseGrammar:
-    return JapaneseGrammar()
+grammar = nb09.grammar  # one grammar for every expression
+example_scores = try_it_runs.walk_scores  # 歩く's row of raw scores q·k (notebook 01)
 
 
 @cache
@@ -54,10 +44,9 @@ def demo_parameters() -> int:
     return GPT1Config.small(grammar().tokenizer.vocab_size).parameter_count()
 
 
-@cache
 def course_parameters() -> int:
     """The model notebook 08 trains and the course stores."""
-    return sum(p.numel() for p in load_course_model().parameters())
+    return sum(p.numel() for p in nb09.model().parameters())
 
 
 @cache
@@ -67,21 +56,12 @@ def course_run():
 
 def after_wo(word: str) -> float:
     """The stored model's probability of `word` after 犬 が 河岸 を (notebook 00 prints it)."""
-    ids = grammar().tokenizer.encode("犬 が 河岸 を")
-    model = load_course_model(dtype=torch.float64)
-    with torch.no_grad():
-        p = torch.softmax(model(ids[None])[0, -1], dim=-1)
-    return float(p[grammar().tokenizer.encode(word, sos=False)[0]])
+    return nb09.model_p("犬 が 河岸 を", word)
 
 
 def curve(task: str, lam: float, n: int, *, start: str = "pre-trained") -> float:
     """Notebook 11's stored accuracy, the mean over seeds, for one point of its curves."""
-    runs = load_curves()["runs"]
-    return mean(
-        r["accuracy"]
-        for r in runs
-        if (r["task"], r["start"], r["lam"], r["n_labelled"]) == (task, start, lam, n)
-    )
+    return mean(try_it_runs.stored_accuracies(task, n, start, lam).values())
 
 
 def float32_underflow() -> float:
@@ -89,6 +69,7 @@ def float32_underflow() -> float:
     return math.log(2.0**-150)
 
 
+@cache
 def half_precision_errors(dtype: torch.dtype) -> tuple[float, float, float]:
     """(mean |O|, max |O|, largest error of F.sdpa in `dtype` / (eps · max |O|)) for 10's
     random unit-variance inputs (n = 1024, 8 heads, d_k = 64), on the CPU."""

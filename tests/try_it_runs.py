@@ -24,6 +24,7 @@ __all__ = [
     "largest_fitting_n",
     "scratch_gib",
     "flash_mib",
+    "stored_accuracies",
     "curve_seed",
     "variance_at",
     "failing_seeds",
@@ -39,24 +40,19 @@ __all__ = [
 ]
 
 
-def walk_weights(T: float = 1.0, walk_query=None) -> torch.Tensor:
-    """00 and 01: 歩く's attention weights softmax(q·k / √2 / T), optionally with the verb's
-    row of W_Q (row 3, the action feature) set to `walk_query`."""
-    ex = running_example()
-    W_Q = ex.W_Q.clone()
-    if walk_query is not None:
-        W_Q[3] = torch.tensor(walk_query)
-    scores = (ex.X @ W_Q)[-1] @ (ex.X @ ex.W_K).T / math.sqrt(2)
-    return torch.softmax(scores / T, dim=-1)
-
-
 def walk_scores(walk_query=None) -> torch.Tensor:
-    """歩く's raw scores q·k (not divided by √2)."""
+    """00 and 01: 歩く's raw scores q·k (not divided by √2), optionally with the verb's row of
+    W_Q (row 3, the action feature) set to `walk_query`."""
     ex = running_example()
     W_Q = ex.W_Q.clone()
     if walk_query is not None:
         W_Q[3] = torch.tensor(walk_query)
     return (ex.X @ W_Q)[-1] @ (ex.X @ ex.W_K).T
+
+
+def walk_weights(T: float = 1.0, walk_query=None) -> torch.Tensor:
+    """歩く's attention weights softmax(q·k / √2 / T)."""
+    return torch.softmax(walk_scores(walk_query) / math.sqrt(2) / T, dim=-1)
 
 
 def same_vector_score() -> float:
@@ -86,15 +82,16 @@ def sentence_single_token() -> int:
     return merges_until_single(grammar_bpe(), "犬が河岸を歩く")
 
 
-def largest_fitting_n(budget: int, dtype: torch.dtype, heads: int = 12) -> float:
-    """10: the n at which attention_memory's from-scratch bytes reach `budget`, solved."""
-    low, high = 1.0, 1e7
-    for _ in range(100):
-        mid = (low + high) / 2
-        size = torch.finfo(dtype).bits // 8
-        used = heads * (3 * mid * mid + mid * 64) * size
-        low, high = (mid, high) if used <= budget else (low, mid)
-    assert attention_memory(int(low), heads=heads, dtype=dtype)["(a) from scratch"] <= budget
+def largest_fitting_n(budget: int, dtype: torch.dtype, heads: int = 12) -> int:
+    """10: the largest n whose from-scratch bytes (attention_memory) stay within `budget`."""
+    low, high = 1, 10**7  # fits, does not fit
+
+    def fits(n: int) -> bool:
+        return attention_memory(n, heads=heads, dtype=dtype)["(a) from scratch"] <= budget
+
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
     return low
 
 
@@ -106,17 +103,20 @@ def flash_mib(n: int, dtype: torch.dtype, heads: int = 12) -> float:
     return attention_memory(n, heads=heads, dtype=dtype)["(b)/(c) flash"] / 2**20
 
 
-def curve_seed(task: str, n: int, seed: int = 0, start: str = "pre-trained", lam: float = 0.5):
-    """11: one seed's stored accuracy."""
+def stored_accuracies(task: str, n: int, start: str = "pre-trained", lam: float = 0.5):
+    """11: the stored accuracies of one point of the curves, {seed: accuracy}."""
     from nbhelpers.experiments.fine_tuning import load_curves
 
-    (accuracy,) = [
-        r["accuracy"]
+    return {
+        r["seed"]: r["accuracy"]
         for r in load_curves()["runs"]
-        if (r["task"], r["start"], r["lam"], r["n_labelled"], r["seed"])
-        == (task, start, lam, n, seed)
-    ]
-    return accuracy
+        if (r["task"], r["start"], r["lam"], r["n_labelled"]) == (task, start, lam, n)
+    }
+
+
+def curve_seed(task: str, n: int, seed: int = 0, start: str = "pre-trained", lam: float = 0.5):
+    """11: one seed's stored accuracy."""
+    return stored_accuracies(task, n, start, lam)[seed]
 
 
 def variance_at(d: int, samples: int, seed: int | None = None) -> float:

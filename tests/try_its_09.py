@@ -13,8 +13,6 @@ prose_numbers.toml names these functions as nb09.<name>; tests/test_prose_number
 
 from __future__ import annotations
 
-import math
-import statistics
 from functools import cache
 
 import torch
@@ -89,17 +87,6 @@ def forbidden_mass_along(temperature: float, walk: tuple[str, ...] = WALK) -> li
     return masses
 
 
-def mean_forbidden_mass_t1() -> float:
-    """The '1000 : 1' odds (written 0.001): the mean forbidden mass per step at T = 1
-    along 犬 が 河岸 を 歩く (arithmetic mean of forbidden_mass_along(1.0))."""
-    return statistics.fmean(forbidden_mass_along(1.0))
-
-
-def geometric_mean_forbidden_mass_t1() -> float:
-    """The same, as a geometric mean (an alternative reading; smaller)."""
-    return math.exp(statistics.fmean(math.log(m) for m in forbidden_mass_along(1.0)))
-
-
 # ---------------------------------------------------------------- split by clause (nb 08)
 @cache
 def subject_kl_by_clause() -> tuple[float, float]:
@@ -118,24 +105,18 @@ def subject_kl_by_clause() -> tuple[float, float]:
 
 
 def subject_kl_ratio() -> float:
-    """Second clause's subject KL over the first clause's ('about 50 times more')."""
+    """Second clause's subject KL over the first clause's ('about 56 times more')."""
     first, second = subject_kl_by_clause()
     return second / first
 
 
 # ---------------------------------------------------------------- sampled sentences
 @cache
-def sampled_rows(
-    temperature: float, count: int = SAMPLES, seed: int = SEED, cache_kv: bool = True
-) -> tuple:
+def sampled_rows(temperature: float, count: int = SAMPLES, seed: int = SEED) -> tuple:
     """`count` sentences from <SOS> at `temperature` (no top-k), as the notebook's
     grammatical_share samples them: one batch, generator seeded with `seed`,
     grammar.max_length - 1 new tokens (= n_ctx - 1 = 19 here), <EOS> ends a row.
-    Each row is cut at its first <EOS> (kept); tuples of ids with <SOS>.
-
-    cache_kv=True runs generate with its KV cache (0.3 s instead of 2-7 s); for seed 0,
-    2,000 rows, T = 1 and T = 3 it writes exactly the same ids as the notebook's uncached
-    call (checked with torch.equal; `cache_agrees` rechecks)."""
+    Each row is cut at its first <EOS> (kept); tuples of ids with <SOS>."""
     tokenizer = grammar().tokenizer
     out = generate(
         model(),
@@ -144,14 +125,8 @@ def sampled_rows(
         temperature=temperature,
         eos_id=tokenizer.eos_id,
         generator=torch.Generator().manual_seed(seed),
-        cache=cache_kv,
     )
     return tuple(tuple(tokenizer.until_eos(row)) for row in out.tolist())
-
-
-def cache_agrees(temperature: float) -> bool:
-    """Whether the cached and the uncached (notebook's) generation give the same rows."""
-    return sampled_rows(temperature, cache_kv=True) == sampled_rows(temperature, cache_kv=False)
 
 
 def first_forbidden(row: tuple[int, ...]) -> int | None:
@@ -185,72 +160,8 @@ def broken_percent(temperature: float) -> float:
     return 100 * sum(p is not None for p in positions) / len(positions)
 
 
-def median_first_forbidden(temperature: float = 3.0) -> float:
-    """Median position of the first forbidden token, over the sentences that break a rule."""
-    return statistics.median(p for p in first_forbidden_positions(temperature) if p is not None)
-
-
 def forbidden_within_percent(tokens: int = 5, temperature: float = 3.0) -> float:
     """Percentage of all 2,000 sentences with a forbidden token among their first `tokens`
     generated tokens."""
     positions = first_forbidden_positions(temperature)
     return 100 * sum(p is not None and p <= tokens for p in positions) / len(positions)
-
-
-# ---------------------------------------------------------------- the written numbers
-C, D, H = "猫 が 河岸 を", "犬 が 河岸 を", "馬 が 河岸 を"
-ENTRIES: dict[str, str] = {
-    # bullet 1: 犬, 猫 or 馬 が 河岸 を
-    "0.49": f"true_p('{C}', '歩く')",
-    "0.42": f"true_p('{H}', '走る')",
-    "0.07": f"true_p('{H}', '進む')",
-    "0.48": f"model_p('{C}', '歩く')",
-    "0.41": f"model_p('{H}', '走る')",
-    "0.093": f"model_p('{H}', '進む')",
-    "0.0026": f"kl_at('{D}')",
-    "0.0028": f"kl_at('{C}')",
-    "0.0066": f"kl_at('{H}')",
-    # bullet 2: 犬 が 河岸 を 歩く ので
-    "0.057": "model_p('犬 が 河岸 を 歩く ので', '犬')",
-    "0.12": "model_p('猫 が 河岸 を 歩く ので', '犬')",
-    "0.070": "kl_at('犬 が 河岸 を 歩く ので')",
-    "0.0024": "subject_kl_by_clause()[0]",
-    "0.13": "subject_kl_by_clause()[1]",
-    "50": "subject_kl_ratio()",
-    # bullet 3: 白い
-    "0.0010": "model_p('白い', '子供')",
-    "0.15": "model_p('大きな', '子供')",  # the truth is 0.15 as well: true_p('大きな', '子供')
-    "0.30": "model_p('白い', '犬')",
-    "0.29": "true_p('白い', '犬')",
-    "0.0029": "kl_at('白い')",
-    # bullet 4: temperature 3
-    "0.28": "max(forbidden_mass_along(3.0))",
-    "0.001": "mean_forbidden_mass_t1()",
-    "94": "broken_percent(3.0)",
-    "70": "forbidden_within_percent(5, 3.0)",
-    "6.4": "broken_percent(1.0)",
-    "0.0015": "max(forbidden_mass_along(1.0))",
-}
-
-# Numbers of the prose that a dict keyed by the written string cannot hold twice, or that
-# are not in the list: checked by __main__ as well.
-EXTRA: dict[str, tuple[str, str]] = {
-    "0.12 (T = 3, lower end of '0.12 to 0.28')": ("0.12", "min(forbidden_mass_along(3.0))"),
-    "0.15 (truth after 大きな)": ("0.15", "true_p('大きな', '子供')"),
-    "3rd (median first forbidden token at T = 3)": ("3", "median_first_forbidden(3.0)"),
-}
-
-_TOLERANCE = {"50": 5.0, "70": 5.0, "94": 0.5}
-
-
-def tolerance(written: str) -> float:
-    """Half a unit in the last written digit (±5 for '50' and '70', ±0.5 for '94')."""
-    if written in _TOLERANCE:
-        return _TOLERANCE[written]
-    decimals = len(written.split(".")[1]) if "." in written else 0
-    return 0.5 * 10.0**-decimals
-
-
-def matches(written: str, value: float) -> bool:
-    """Whether `value` rounds to `written` at its written precision."""
-    return abs(value - float(written)) <= tolerance(written) + 1e-12

@@ -64,8 +64,8 @@ def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None =
             part = width / n_heads
             for r in range(n_heads):
                 left = x + r * (part + 0.12)
-                label, rotation = (vertical_text(tr("head {k}", k=r)) if n_heads > 4
-                                   else (tr("head {k}", k=r), 0))  # fmt: skip
+                label = tr("head {k}", k=r)
+                label, rotation = vertical_text(label) if n_heads > 4 else (label, 0)
                 ax.text(left + part / 2, y - 0.12, label, ha="center", va="top", fontsize=9,
                         rotation=rotation, linespacing=1.0)  # fmt: skip
     for (_, end), (start, _) in zip(ends, ends[1:], strict=False):
