@@ -37,6 +37,12 @@ __all__ = [
     "demo_parameters_with",
     "explorer_step",
     "output_from_mean",
+    "scaling_readout",
+    "notebook_run",
+    "flaw_section",
+    "median_flaw_ratio",
+    "padding_rows_moved",
+    "clamped_mask_leak",
 ]
 
 
@@ -238,3 +244,103 @@ def output_from_mean(temperature: float) -> float:
     """03: the largest gap between a grey bar o_i and the plain mean of the dots v_j."""
     step = explorer_step(temperature)
     return float((step.output - step.V.mean(dim=0)).abs().max())
+
+
+def scaling_readout(d_k: int, scale: bool = False) -> tuple[float, str]:
+    """02: the ScoreScalingExplorer's readout at one setting, built as notebook 02 builds it:
+    the smallest of the rows' largest weights, and the token of that row."""
+    from nbhelpers.widgets.score_scaling import ScoreScalingExplorer
+
+    explorer = ScoreScalingExplorer(running_example().tokens, d_k=d_k, scale=scale)
+    row_max = explorer.weights().amax(dim=-1)
+    return float(row_max.min()), explorer.tokens[int(row_max.argmin())]
+
+
+@cache
+def notebook_run(stem: str, edits: tuple[tuple[str, str], ...], until: int) -> dict:
+    """What a learner's edited notebook computes: the English notebook's code cells up to
+    cell `until`, run in order in one namespace, with each (old, new) of `edits` replaced in
+    the cells that hold it (the Try-it's edit; each must occur somewhere). Printing and
+    display are silenced; the namespace is returned."""
+    import contextlib
+    import io
+    from pathlib import Path
+
+    import nbformat
+
+    path = Path(__file__).resolve().parent.parent / "notebooks" / f"{stem}.ipynb"
+    cells = nbformat.read(path, as_version=4).cells[: until + 1]
+    namespace = {"__name__": "__main__", "display": lambda *args, **kwargs: None}
+    applied = set()
+    for index, cell in enumerate(cells):
+        if cell.cell_type != "code":
+            continue
+        source = cell.source
+        for old, new in edits:
+            if old in source:
+                source, _ = source.replace(old, new), applied.add(old)
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(source, f"{stem} cell {index}", "exec"), namespace)
+    missing = [old for old, _ in edits if old not in applied]
+    assert not missing, f"{stem}: the Try-it's edit no longer applies: {missing}"
+    return namespace
+
+
+def flaw_section(d_k: int) -> dict:
+    """03: the flaw section rerun with SelfAttention(d_model, d_k=d_k): the gap, the largest
+    weight per row (right and flawed) and the gradient ratio, as its cells print them."""
+    run = notebook_run(
+        "03_weighted_sum_and_self_attention",
+        (("SelfAttention(d_model, d_k=2)", f"SelfAttention(d_model, d_k={d_k})"),),
+        until=32,
+    )
+    return {
+        "gap": float(run["gap"]),
+        "right": [round(float(w), 2) for w in run["largest_right"]],  # as printed
+        "flawed": [round(float(w), 2) for w in run["largest_flawed"]],
+        "ratio": run["flawed"] / run["right"],
+    }
+
+
+def median_flaw_ratio(d_k: int = 1, heads: int = 2000, seed: int = 0) -> float:
+    """03: over `heads` random heads like the flaw section's (weights N(0, 1/d_model), the
+    section's X, a random direction g), the median |dℓ/dW_Q| with ÷√d_model over ÷√d_k."""
+    run = notebook_run("03_weighted_sum_and_self_attention", (), until=32)
+    X, d_model = run["X"].cpu(), run["d_model"]
+    generator = torch.Generator().manual_seed(seed)
+    ratios = []
+    for _ in range(heads):
+        W_Q, W_K, W_V = torch.randn(3, d_k, d_model, generator=generator) / math.sqrt(d_model)
+        g = torch.randn(X.shape[0], d_k, generator=generator)
+        norms = []
+        for divisor in (math.sqrt(d_k), math.sqrt(d_model)):
+            W = W_Q.clone().requires_grad_()
+            k, v = X @ W_K.T, X @ W_V.T
+            ((torch.softmax((X @ W.T) @ k.T / divisor, dim=-1) @ v) * g).sum().backward()
+            norms.append(float(W.grad.norm()))
+        ratios.append(norms[1] / norms[0])
+    return float(torch.tensor(ratios).median())
+
+
+def padding_rows_moved(lengths: str = "[5, 1]") -> float:
+    """04: with `lengths = [5, 1]`, how far the [PAD] rows move between the causal-only and
+    the causal + padding outputs (the cell after the padding check prints it)."""
+    run = notebook_run(
+        "04_masked_self_attention", (("lengths = [5, 3]", f"lengths = {lengths}"),), until=33
+    )
+    return float(run["moved"])
+
+
+def clamped_mask_leak() -> tuple[int, float]:
+    """04: the perturbation test with M.clamp(min=-10): the first position whose change moves
+    an earlier output (where the assertion fails), and by how much."""
+    run = notebook_run(
+        "04_masked_self_attention",
+        (
+            ("outputs(X, M), outputs(changed, M)", "outputs(X, M.clamp(min=-10)), "
+             "outputs(changed, M.clamp(min=-10))"),
+            ('assert earlier == 0.0, "an earlier output saw the future"', "if earlier:\n        break"),
+        ),
+        until=15,
+    )  # fmt: skip
+    return run["c"], float(run["earlier"])

@@ -14,7 +14,7 @@ from .core import FAILED, NOT_ATTEMPTED, PASSED, CheckResult
 from .embeddings import check_decode_embedding, check_embed
 from .fine_tuning import check_fine_tuning_step, check_l3, check_similarity_inputs
 from .masked_attention import check_causality_test, check_left_padded_mask
-from .multi_head import check_causal_multi_head, check_multi_head_attention
+from .multi_head import check_causal_multi_head, check_grouped_query_attention
 from .next_token import check_greedy_generate, check_sample_next_token, check_top_p_filter
 from .self_attention import check_attention, check_attention_entropy, check_self_attention
 from .similarity_scores import check_score_divisor, check_similarity_scores
@@ -45,11 +45,11 @@ __all__ = [
     "check_gpt1_block",
     "check_gpt1_forward",
     "check_greedy_generate",
+    "check_grouped_query_attention",
     "check_left_padded_mask",
     "check_log_likelihood",
     "check_log_softmax",
     "check_merge_partials",
-    "check_multi_head_attention",
     "check_parameter_count",
     "check_sample_next_token",
     "check_score_divisor",

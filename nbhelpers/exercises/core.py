@@ -467,11 +467,11 @@ def attempt(fn, *args):
         return None
 
 
-def build(cls, *args):
-    """cls(*args) with torch's default initialisation seeded, so reports are stable, and
-    every parameter it sets to a constant made random (randomise_constants)."""
+def build(cls, *args, **kwargs):
+    """cls(*args, **kwargs) with torch's default initialisation seeded, so reports are stable,
+    and every parameter it sets to a constant made random (randomise_constants)."""
     torch.manual_seed(0)
-    return randomise_constants(cls(*args), seeded(1))
+    return randomise_constants(cls(*args, **kwargs), seeded(1))
 
 
 def linear_weights(module: nn.Module, *names: str) -> dict[str, nn.Linear]:

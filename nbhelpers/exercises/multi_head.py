@@ -1,5 +1,5 @@
-"""Checkers for notebook 05, multi-head attention: with W_Q, W_K, W_V, W_O, and causal with one
-fused W_QKV."""
+"""Checkers for notebook 05, multi-head attention: grouped-query (query heads sharing key/value
+heads), and causal with one fused W_QKV."""
 
 from __future__ import annotations
 
@@ -14,90 +14,142 @@ from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 
 
 @leaves_state_alone
-def check_multi_head_attention(cls) -> CheckResult:
-    """cls(d_model, n_heads) has W_Q, W_K, W_V, W_O (each nn.Linear(d_model, d_model)) and
-    forward(x) is unmasked multi-head self-attention. The reference is nn.MultiheadAttention
-    with the answer's weights copied in."""
+def check_grouped_query_attention(cls) -> CheckResult:
+    """cls(d_model, n_heads, n_kv_heads) has W_Q and W_O (nn.Linear(d_model, d_model)) and W_K,
+    W_V (nn.Linear(d_model, n_kv_heads * d_head)); forward(x) is unmasked self-attention in
+    which query head r uses key/value head r // group, group = n_heads / n_kv_heads. The
+    reference is F.scaled_dot_product_attention(enable_gqa=True) on the answer's projections,
+    and, where n_kv_heads = n_heads, nn.MultiheadAttention with the answer's weights copied
+    in."""
     check_class("cls", cls)
     g = seeded(8)
     cases = []
-    for name, d_model, h, shape in (
-        (tr("d_model = 8, 2 heads, one sentence"), 8, 2, (5, 8)),
-        (tr("d_model = 12, 4 heads, batched"), 12, 4, (2, 3, 12)),
-        (tr("d_model = 6, 1 head"), 6, 1, (4, 6)),
+    for name, d_model, h, h_kv, shape in (
+        (tr("d_model = 8, 4 heads sharing 2 key/value heads, one sentence"), 8, 4, 2, (5, 8)),
+        (tr("d_model = 12, 6 heads sharing 2 key/value heads, batched"), 12, 6, 2, (2, 3, 12)),
+        (tr("d_model = 8, 4 heads sharing 1 key/value head"), 8, 4, 1, (4, 8)),
+        (tr("d_model = 6, 2 heads, each with its own key/value head"), 6, 2, 2, (4, 6)),
     ):
         x = randn(g, *shape)
 
-        def run(answer, d_model=d_model, h=h, x=x):
-            module = build(answer, d_model, h)
+        def run(answer, d_model=d_model, h=h, h_kv=h_kv, x=x):
+            module = build(answer, d_model, h, h_kv)
             W = linear_weights(module, "W_Q", "W_K", "W_V", "W_O")
-            reference = nn.MultiheadAttention(d_model, h, bias=True, batch_first=True)
+            d_head = d_model // h
+            for key in ("W_K", "W_V"):
+                if W[key].out_features != h_kv * d_head:
+                    raise AttributeError(
+                        tr(
+                            "{name} must be nn.Linear(d_model, n_kv_heads * d_head) = "
+                            "nn.Linear({d_model}, {width}): one d_head-wide slice per key/value "
+                            "head, got out_features={out_features}",
+                            name=key,
+                            d_model=d_model,
+                            width=h_kv * d_head,
+                            out_features=W[key].out_features,
+                        )
+                    )
             with torch.no_grad():
-                reference.in_proj_weight.copy_(
-                    torch.cat([W[k].weight for k in "W_Q W_K W_V".split()])
-                )
-                reference.in_proj_bias.copy_(
-                    torch.cat([bias_of(W[k]) for k in "W_Q W_K W_V".split()])
-                )
-                reference.out_proj.weight.copy_(W["W_O"].weight)
-                reference.out_proj.bias.copy_(bias_of(W["W_O"]))
                 got = module(x)
-                batched = x if x.dim() == 3 else x.unsqueeze(0)
-                expected = reference(batched, batched, batched, need_weights=False)[0]
-                expected = expected if x.dim() == 3 else expected.squeeze(0)
-                mistakes = multi_head_mistakes(x, W, h)
+                if h_kv == h:
+                    expected = torch_multi_head(x, W, h)
+                else:
+                    Q, K, V = split_projections(x, W, h, h_kv)
+                    heads = F.scaled_dot_product_attention(Q, K, V, enable_gqa=True)
+                    expected = W["W_O"](heads.transpose(-3, -2).flatten(-2))
+                mistakes = grouped_query_mistakes(x, W, h, h_kv)
             return got, expected, mistakes
 
-        cases.append(Case(name, shapes(x=x) + f", n_heads = {h}", run, derived=True))
+        cases.append(
+            Case(name, shapes(x=x) + f", n_heads = {h}, n_kv_heads = {h_kv}", run, derived=True)
+        )
     return run_cases(
-        "MultiHeadAttention",
+        "GroupedQueryAttention",
         cls,
         cases,
-        tr("build W_Q, W_K, W_V, W_O and attend with n_heads heads."),
+        tr("build W_Q, W_K, W_V, W_O and let each group of query heads share one key/value head."),
     )
 
 
-def multi_head_mistakes(x, W, h):
+def torch_multi_head(x, W, h):
+    """nn.MultiheadAttention with the answer's four projections copied in: n_kv = n_h."""
+    d_model = x.shape[-1]
+    reference = nn.MultiheadAttention(d_model, h, bias=True, batch_first=True)
+    projections = [W[k] for k in ("W_Q", "W_K", "W_V")]
+    reference.in_proj_weight.copy_(torch.cat([p.weight for p in projections]))
+    reference.in_proj_bias.copy_(torch.cat([bias_of(p) for p in projections]))
+    reference.out_proj.weight.copy_(W["W_O"].weight)
+    reference.out_proj.bias.copy_(bias_of(W["W_O"]))
+    batched = x if x.dim() == 3 else x.unsqueeze(0)
+    expected = reference(batched, batched, batched, need_weights=False)[0]
+    return expected if x.dim() == 3 else expected.squeeze(0)
+
+
+def split_projections(x, W, h, h_kv):
+    """Q (..., n_h, n, d_head) and K, V (..., n_kv, n, d_head), split as the exercise asks."""
+    d_head = x.shape[-1] // h
+
+    def heads(t, count):  # (..., n, count * d_head) -> (..., count, n, d_head)
+        return t.unflatten(-1, (count, d_head)).transpose(-3, -2)
+
+    return heads(W["W_Q"](x), h), heads(W["W_K"](x), h_kv), heads(W["W_V"](x), h_kv)
+
+
+def grouped_query_mistakes(x, W, h, h_kv):
     d_model = x.shape[-1]
     d_head = d_model // h
+    group = h // h_kv
+    Q, K, V = split_projections(x, W, h, h_kv)
+    K_shared, V_shared = (t.repeat_interleave(group, dim=-3) for t in (K, V))  # r -> r // group
 
-    def heads(t):
-        return t.unflatten(-1, (h, d_head)).transpose(-3, -2)
-
-    def merge(t):
+    def merge(t):  # (..., n_h, n, d_head) -> (..., n, d_model)
         return t.transpose(-3, -2).flatten(-2)
 
-    Q, K, V = (heads(W[k](x)) for k in ("W_Q", "W_K", "W_V"))
+    def attend(Q, K, V, divisor=None):
+        divisor = math.sqrt(d_head) if divisor is None else divisor
+        return F.softmax(Q @ K.mT / divisor, dim=-1) @ V
+
     n = x.shape[-2]
-    untransposed = [W[k](x).reshape(*x.shape[:-2], h, n, d_head) for k in ("W_Q", "W_K", "W_V")]
-    scores = Q @ K.mT
+    unsplit = W["W_Q"](x).reshape(*x.shape[:-2], h, n, d_head)  # split without the transpose
+    kv_unsplit = [W[k](x).reshape(*x.shape[:-2], h_kv, n, d_head) for k in ("W_K", "W_V")]
     return [
+        (
+            tr(
+                "query head r uses key/value head r % n_kv_heads: the key/value heads were "
+                "tiled (repeat), not repeated in place; with group = n_heads // n_kv_heads, "
+                "query heads 0..group-1 share key/value head 0, so head r uses head r // group "
+                "(repeat_interleave(group, dim=-3))"
+            ),
+            W["W_O"](merge(attend(Q, *(torch.cat([t] * group, dim=-3) for t in (K, V)))))
+            if 1 < h_kv < h
+            else None,
+        ),
         (
             tr(
                 "the scores look divided by √d_model = √{d_model}, not √d_head = √{d_head}",
                 d_model=d_model,
                 d_head=d_head,
             ),
-            W["W_O"](merge(F.softmax(scores / math.sqrt(d_model), dim=-1) @ V)),
+            W["W_O"](merge(attend(Q, K_shared, V_shared, math.sqrt(d_model)))),
         ),
         (
             tr("W_O is missing: MultiHead(X) = Concat(head_0..head_{n_h-1}) W_O"),
-            merge(F.scaled_dot_product_attention(Q, K, V)),
+            merge(attend(Q, K_shared, V_shared)),
         ),
         (
             tr("the heads were split without the transpose"),
-            attempt(lambda: W["W_O"](merge(F.scaled_dot_product_attention(*untransposed)))),
-        ),
-        (
-            tr("one head over all of d_model: split Q, K and V into heads first"),
-            W["W_O"](F.scaled_dot_product_attention(W["W_Q"](x), W["W_K"](x), W["W_V"](x))),
+            W["W_O"](
+                merge(attend(unsplit, *(t.repeat_interleave(group, dim=-3) for t in kv_unsplit)))
+            )
+            if h > 1
+            else None,
         ),
         (
             tr(
                 "the heads were put back together without the transpose: (..., n_h, n, "
                 "d_head) -> transpose(-3, -2) -> (..., n, n_h, d_head), then flatten"
             ),
-            W["W_O"](F.scaled_dot_product_attention(Q, K, V).reshape(*x.shape)) if h > 1 else None,
+            W["W_O"](attend(Q, K_shared, V_shared).reshape(*x.shape)),
         ),
     ]
 

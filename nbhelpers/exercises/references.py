@@ -57,12 +57,17 @@ def gpt1_gelu(x: torch.Tensor) -> torch.Tensor:
 
 
 def reference_layer(
-    block, n_heads: int, *, activation=gpt1_gelu, swap_norms: bool = False
+    block,
+    n_heads: int,
+    *,
+    activation=gpt1_gelu,
+    swap_norms: bool = False,
+    norm_first: bool = False,
 ) -> nn.TransformerEncoderLayer:
-    """torch's post-LN encoder layer holding a GPT1Block's weights: with a causal mask it is
-    the same block, computed by torch's own code. Its activation is GPT-1's tanh GELU,
-    whatever the block holds, so that a block with another one fails; `activation` and
-    `swap_norms` make the usual mistakes."""
+    """torch's encoder layer holding a GPT1Block's weights, post-LN (GPT-1) or, with
+    norm_first, pre-LN (GPT-2): with a causal mask it is the same block, computed by torch's
+    own code. Its activation is GPT-1's tanh GELU, whatever the block holds, so that a block
+    with another one fails; `activation` and `swap_norms` make the usual mistakes."""
     W, (ln_1, ln_2), ffn = block_parts(block)
     if swap_norms:
         ln_1, ln_2 = ln_2, ln_1
@@ -74,7 +79,7 @@ def reference_layer(
         dropout=0.0,
         activation=activation,
         batch_first=True,
-        norm_first=False,
+        norm_first=norm_first,
     )
     qkv = [W[k] for k in ("W_Q", "W_K", "W_V")]
     with torch.no_grad():

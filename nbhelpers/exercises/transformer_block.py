@@ -19,95 +19,74 @@ from .references import block_parts, gpt1_gelu, reference_layer
 
 @leaves_state_alone
 def check_gpt1_block(cls) -> CheckResult:
-    """cls(d_model, n_heads, d_ff) has attn (with W_Q, W_K, W_V, W_O), ln_1, ffn
-    (nn.Sequential(nn.Linear, nn.GELU, nn.Linear)) and ln_2; forward(h) is the causal post-LN
-    block. The reference is nn.TransformerEncoderLayer(norm_first=False) with a causal mask,
-    the answer's weights (its LayerNorms' γ and β and zero biases made random first) and
-    GPT-1's tanh GELU, whatever the answer's ffn holds."""
+    """cls(d_model, n_heads, d_ff, norm_first=False) has attn (with W_Q, W_K, W_V, W_O), ln_1,
+    ffn (nn.Sequential(nn.Linear, nn.GELU, nn.Linear)) and ln_2; forward(h) is the causal
+    post-LN block of GPT-1, or with norm_first=True the pre-LN block of GPT-2. The reference
+    is nn.TransformerEncoderLayer(norm_first=norm_first) with a causal mask, the answer's
+    weights (its LayerNorms' γ and β and zero biases made random first) and GPT-1's tanh
+    GELU, whatever the answer's ffn holds."""
     check_class("cls", cls)
     g = seeded(13)
     cases = []
-    for name, d_model, h, d_ff, shape in (
-        (tr("d = 8, 2 heads, d_ff = 32, one sentence"), 8, 2, 32, (5, 8)),
-        (tr("d = 12, 4 heads, d_ff = 20, batched"), 12, 4, 20, (2, 4, 12)),
+    for name, d_model, h, d_ff, shape, norm_first in (
+        (tr("post-LN, d = 8, 2 heads, d_ff = 32, one sentence"), 8, 2, 32, (5, 8), False),
+        (tr("post-LN, d = 12, 4 heads, d_ff = 20, batched"), 12, 4, 20, (2, 4, 12), False),
+        (tr("pre-LN, d = 8, 2 heads, d_ff = 32, one sentence"), 8, 2, 32, (5, 8), True),
+        (tr("pre-LN, d = 12, 4 heads, d_ff = 20, batched"), 12, 4, 20, (2, 4, 12), True),
     ):
         x = randn(g, *shape)
 
-        def run(answer, d_model=d_model, h=h, d_ff=d_ff, x=x):
-            block = build(answer, d_model, h, d_ff)  # γ, β and zero biases made random
-            return block_comparison(block, x, d_model, h, d_ff)
+        def run(answer, d_model=d_model, h=h, d_ff=d_ff, x=x, norm_first=norm_first):
+            if norm_first:  # γ, β and zero biases made random
+                block = build(answer, d_model, h, d_ff, norm_first=True)
+            else:  # the capstone builds the block with three arguments
+                block = build(answer, d_model, h, d_ff)
+            return block_comparison(block, x, h, norm_first)
 
         cases.append(Case(name, shapes(h=x), run, derived=True))
     return run_cases(
         "GPT1Block",
         cls,
         cases,
-        tr("build attn, ln_1, ffn, ln_2 and the post-LN forward."),
+        tr(
+            "build attn, ln_1, ffn, ln_2, the post-LN forward, and the pre-LN one when "
+            "norm_first is true."
+        ),
     )
 
 
-def block_comparison(block, x, d_model, h, d_ff):
+def block_comparison(block, x, h, norm_first):
     W, (ln_1, ln_2), ffn = block_parts(block)
-    reference = reference_layer(block, h)
+    reference = reference_layer(block, h, norm_first=norm_first)
     n = x.shape[-2]
     causal = torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), NEG_INF)
     with torch.no_grad():
         block.eval()
         got = block(x)
         batched = x if x.dim() == 3 else x.unsqueeze(0)
-        expected = reference(batched, src_mask=causal, is_causal=True)
-        unmasked = reference(batched)
-        reference.norm_first = True
-        pre_ln = reference(batched, src_mask=causal, is_causal=True)
         squeeze = (lambda t: t) if x.dim() == 3 else (lambda t: t.squeeze(0))
-        attended = reference.self_attn(batched, batched, batched, attn_mask=causal)[0]
-        no_residual = ln_1(attended)
-        no_residual = ln_2(no_residual + ffn(no_residual))
-        g = ln_1(batched + attended)
-        no_second_residual = ln_2(ffn(g))
-        first = ln_1(batched + ffn(batched))
-        sublayers_swapped = ln_2(
-            first + reference.self_attn(first, first, first, attn_mask=causal)[0]
-        )
 
         def variant(**mistake):
-            layer = reference_layer(block, h, **mistake)
+            layer = reference_layer(block, h, norm_first=norm_first, **mistake)
             return squeeze(layer(batched, src_mask=causal, is_causal=True))
 
-        def plain_norm(x):  # a LayerNorm that ignores its own γ and β
-            return F.layer_norm(x, (d_model,), eps=ln_1.eps)
+        def attn(t):  # MaskedMultiHead(t), computed by torch
+            return reference.self_attn(t, t, t, attn_mask=causal)[0]
 
-        def gelu_ffn(x):
-            return reference.linear2(gpt1_gelu(reference.linear1(x)))
+        def gelu_ffn(t):
+            return reference.linear2(gpt1_gelu(reference.linear1(t)))
 
-        g_plain = plain_norm(batched + attended)
-        no_affine = squeeze(plain_norm(g_plain + gelu_ffn(g_plain)))
+        def plain_norm(t):  # a LayerNorm that ignores its own γ and β
+            return F.layer_norm(t, (t.shape[-1],), eps=ln_1.eps)
+
+        expected = squeeze(reference(batched, src_mask=causal, is_causal=True))
+        wiring = pre_ln_mistakes if norm_first else post_ln_mistakes
         mistakes = [
             (
                 tr("no causal mask: each position sees the future; the block must be masked"),
-                squeeze(unmasked),
+                squeeze(reference(batched)),
             ),
-            (
-                tr(
-                    "this is pre-LN (GPT-2's order): GPT-1 normalises after each residual sum, "
-                    "h = ln_1(h + attn(h))"
-                ),
-                squeeze(pre_ln),
-            ),
-            (
-                tr(
-                    "the first residual connection is missing: ln_1(h + attn(h)), not ln_1(attn(h))"
-                ),
-                squeeze(no_residual),
-            ),
-            (
-                tr("the second residual connection is missing: ln_2(g + ffn(g)), not ln_2(ffn(g))"),
-                squeeze(no_second_residual),
-            ),
-            (
-                tr("the feed-forward layer runs first: attention, then the feed-forward layer"),
-                squeeze(sublayers_swapped),
-            ),
+            *wiring(batched, block, h, attn, ln_1, ln_2, ffn, causal, squeeze),
             (
                 tr(
                     "ln_1 and ln_2 are swapped: ln_1 follows the attention, ln_2 the "
@@ -120,7 +99,9 @@ def block_comparison(block, x, d_model, h, d_ff):
                     "the LayerNorms' own γ and β are not used: call ln_1 and ln_2 (the modules), "
                     "not a LayerNorm without weights"
                 ),
-                no_affine,
+                squeeze(
+                    wired(batched, attn, plain_norm, plain_norm, gelu_ffn, norm_first=norm_first)
+                ),
             ),
             (
                 tr(
@@ -134,7 +115,7 @@ def block_comparison(block, x, d_model, h, d_ff):
                     "no activation: the feed-forward layer needs a GELU between its Linears "
                     '(nn.GELU(approximate="tanh"))'
                 ),
-                lambda: variant(activation=lambda x: x),
+                lambda: variant(activation=lambda t: t),
             ),
             (
                 tr(
@@ -143,77 +124,109 @@ def block_comparison(block, x, d_model, h, d_ff):
                 lambda: variant(activation=F.gelu),
             ),
         ]
-    return got, squeeze(expected), mistakes
+    return got, expected, mistakes
+
+
+def wired(h, attn, ln_1, ln_2, ffn, *, norm_first):
+    """The block's two wirings, from its sublayers: post-LN, LN(h + sublayer(h)), as in GPT-1;
+    pre-LN, h + sublayer(LN(h)), as in GPT-2."""
+    if norm_first:
+        g = h + attn(ln_1(h))
+        return g + ffn(ln_2(g))
+    g = ln_1(h + attn(h))
+    return ln_2(g + ffn(g))
+
+
+def post_ln_mistakes(h, block, n_heads, attn, ln_1, ln_2, ffn, causal, squeeze):
+    g = ln_1(h + attn(h))
+    first = ln_1(h + ffn(h))
+    pre_ln = reference_layer(block, n_heads, norm_first=True)
+    return [
+        (
+            tr(
+                "this is pre-LN (GPT-2's order): GPT-1 normalises after each residual sum, "
+                "h = ln_1(h + attn(h))"
+            ),
+            squeeze(pre_ln(h, src_mask=causal, is_causal=True)),
+        ),
+        (
+            tr("the first residual connection is missing: ln_1(h + attn(h)), not ln_1(attn(h))"),
+            squeeze(ln_2(ln_1(attn(h)) + ffn(ln_1(attn(h))))),
+        ),
+        (
+            tr("the second residual connection is missing: ln_2(g + ffn(g)), not ln_2(ffn(g))"),
+            squeeze(ln_2(ffn(g))),
+        ),
+        (
+            tr("the feed-forward layer runs first: attention, then the feed-forward layer"),
+            squeeze(ln_2(first + attn(first))),
+        ),
+    ]
+
+
+def pre_ln_mistakes(h, block, n_heads, attn, ln_1, ln_2, ffn, causal, squeeze):
+    post_ln = reference_layer(block, n_heads, norm_first=False)
+    x = ln_1(h)
+    g = x + attn(x)
+    return [
+        (
+            tr(
+                "this is post-LN (GPT-1's order): with norm_first=True each sublayer reads a "
+                "normalised copy and adds to h itself, h + attn(ln_1(h))"
+            ),
+            squeeze(post_ln(h, src_mask=causal, is_causal=True)),
+        ),
+        (
+            tr(
+                "the residual adds the normalised input: pre-LN adds each sublayer's output to "
+                "h itself, h + attn(ln_1(h)), not ln_1(h) + attn(ln_1(h))"
+            ),
+            squeeze(ln_2(g) + ffn(ln_2(g))),
+        ),
+        (
+            tr(
+                "the sum is normalised as well: pre-LN leaves h + attn(ln_1(h)) as it is (the "
+                "LayerNorm comes before each sublayer, not after)"
+            ),
+            squeeze(ln_2(ln_1(h + attn(x)) + ffn(ln_2(ln_1(h + attn(x)))))),
+        ),
+        (
+            tr("the first residual connection is missing: h + attn(ln_1(h)), not attn(ln_1(h))"),
+            squeeze(attn(x) + ffn(ln_2(attn(x)))),
+        ),
+    ]
 
 
 @leaves_state_alone
 def check_gpt1_forward(fn) -> CheckResult:
     """fn(model, ids) must give the logits h_L W_eᵀ (..., n, n_vocab) of an nbhelpers GPT1, built
-    from its parts: h_0 = W_e[ids] + W_p[:n], each block in turn, then the tied output. The
-    reference computes the same from torch's own pieces: F.embedding, each block's weights in
-    an nn.TransformerEncoderLayer with a causal mask, and F.linear with W_e."""
+    from its parts: h_0 = W_e[ids] + W_p[:n], each block in turn, then the tied output; for
+    n > n_ctx, position t from the n_ctx tokens that end at it, numbered 0 .. n_ctx - 1. The
+    reference computes the same from torch's own pieces, window by window: F.embedding, each
+    block's weights in an nn.TransformerEncoderLayer with a causal mask, and F.linear with
+    W_e."""
     check_function("fn", fn)
     model = small_model(17)
+    k = model.config.n_ctx
     g = seeded(17)
     cases = []
     for name, ids in (
         ("<SOS> 犬 が 河岸 を 歩く", SENTENCE),
         (tr("a batch of 3 sentences"), torch.randint(0, len(VOCAB), (3, 7), generator=g)),
+        (
+            tr("13 tokens, longer than the context of {n_ctx}", n_ctx=k),
+            torch.randint(0, len(VOCAB), (13,), generator=g),
+        ),
+        (
+            tr("a batch of 2 texts of 11 tokens, n_ctx = {n_ctx}", n_ctx=k),
+            torch.randint(0, len(VOCAB), (2, 11), generator=g),
+        ),
     ):
-        n = ids.shape[-1]
-        causal = torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), NEG_INF)
         with torch.no_grad():
-            h0 = F.embedding(ids, model.W_e.weight) + model.W_p[:n]
-            batched = h0 if h0.dim() == 3 else h0.unsqueeze(0)
-            # the reference, and two usual mistakes: no W_p, and W_p taken one row late
-            tracks = [
-                batched,
-                batched - model.W_p[:n],
-                batched - model.W_p[:n] + model.W_p[1 : n + 1],
-            ]
-            for block in model.blocks:
-                layer = reference_layer(block, model.config.n_heads)
-                tracks = [layer(t, src_mask=causal, is_causal=True) for t in tracks]
-            h, no_positions, shifted = (t if ids.dim() == 2 else t.squeeze(0) for t in tracks)
-            expected = F.linear(h, model.W_e.weight)
-            mistakes = [
-                (
-                    tr("W_p is missing: h_0 = W_e[ids] + W_p[:n], the position of each token"),
-                    F.linear(no_positions, model.W_e.weight),
-                ),
-                (
-                    tr(
-                        "the positions are shifted by one: the first token is at position 0, "
-                        "so add W_p[:n], not W_p[1 : n + 1]"
-                    ),
-                    F.linear(shifted, model.W_e.weight),
-                ),
-                (
-                    tr("probabilities, not logits: return h_L W_eᵀ before softmax"),
-                    F.softmax(expected, dim=-1),
-                ),
-                (
-                    tr("log-probabilities, not logits: return h_L W_eᵀ before softmax"),
-                    F.log_softmax(expected, dim=-1),
-                ),
-                (
-                    tr("the blocks are skipped: h_l = block(h_{l-1}) for every block in turn"),
-                    F.linear(h0, model.W_e.weight),
-                ),
-                (
-                    tr("only the last block: feed each block's output into the next"),
-                    F.linear(
-                        reference_layer(model.blocks[-1], model.config.n_heads)(
-                            batched, src_mask=causal, is_causal=True
-                        ).reshape(h.shape),
-                        model.W_e.weight,
-                    ),
-                ),
-                (
-                    tr("only the last position: return the logits of every position"),
-                    expected[..., -1, :],
-                ),
-            ]
+            if ids.shape[-1] <= k:
+                expected, mistakes = reference_logits(model, ids, with_mistakes=True)
+            else:
+                expected, mistakes = windowed_logits(model, ids), window_mistakes(model, ids)
         cases.append(
             Case(
                 name,
@@ -230,6 +243,116 @@ def check_gpt1_forward(fn) -> CheckResult:
         cases,
         tr("return the next-token logits at every position."),
     )
+
+
+def reference_logits(model, ids, with_mistakes=False):
+    """torch's own logits for ids (..., n), n <= n_ctx: F.embedding, the blocks as
+    nn.TransformerEncoderLayer, F.linear with W_e; and, if asked, the usual mistakes."""
+    n = ids.shape[-1]
+    causal = torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), NEG_INF)
+    h0 = F.embedding(ids, model.W_e.weight) + model.W_p[:n]
+    batched = h0.reshape(-1, n, h0.shape[-1])  # (..., n, d) -> (B, n, d): torch's layer is 3-D
+    # the reference, and two usual mistakes: no W_p, and W_p taken one row late
+    tracks = [batched]
+    if with_mistakes:
+        shifted = batched - model.W_p[:n] + model.W_p[1 : n + 1] if n < len(model.W_p) else None
+        tracks += [batched - model.W_p[:n], shifted]
+    layers = [reference_layer(block, model.config.n_heads) for block in model.blocks]
+    for layer in layers:
+        tracks = [None if t is None else layer(t, src_mask=causal, is_causal=True) for t in tracks]
+    h = tracks[0].reshape(h0.shape)
+    expected = F.linear(h, model.W_e.weight)
+    if not with_mistakes:
+        return expected
+    no_positions, shifted = (None if t is None else t.reshape(h0.shape) for t in tracks[1:])
+    last_block = layers[-1](batched, src_mask=causal, is_causal=True).reshape(h0.shape)
+    return expected, [
+        (
+            tr("W_p is missing: h_0 = W_e[ids] + W_p[:n], the position of each token"),
+            F.linear(no_positions, model.W_e.weight),
+        ),
+        (
+            tr(
+                "the positions are shifted by one: the first token is at position 0, "
+                "so add W_p[:n], not W_p[1 : n + 1]"
+            ),
+            None if shifted is None else F.linear(shifted, model.W_e.weight),
+        ),
+        (
+            tr("probabilities, not logits: return h_L W_eᵀ before softmax"),
+            F.softmax(expected, dim=-1),
+        ),
+        (
+            tr("log-probabilities, not logits: return h_L W_eᵀ before softmax"),
+            F.log_softmax(expected, dim=-1),
+        ),
+        (
+            tr("the blocks are skipped: h_l = block(h_{l-1}) for every block in turn"),
+            F.linear(h0, model.W_e.weight),
+        ),
+        (
+            tr("only the last block: feed each block's output into the next"),
+            F.linear(last_block, model.W_e.weight),
+        ),
+        (tr("only the last position: return the logits of every position"), expected[..., -1, :]),
+    ]
+
+
+def windowed_logits(model, ids, width=None):
+    """Position t's logits from the `width` (default n_ctx) tokens that end at t, one window
+    at a time; the first `width` positions from one pass."""
+    width = width or model.config.n_ctx
+    first = reference_logits(model, ids[..., :width])
+    later = [
+        reference_logits(model, ids[..., t - width + 1 : t + 1])[..., -1:, :]
+        for t in range(width, ids.shape[-1])
+    ]
+    return torch.cat([first, *later], dim=-2)
+
+
+def chunks(model, ids):
+    """The text cut into separate n_ctx-token pieces, each run on its own."""
+    k = model.config.n_ctx
+    pieces = [reference_logits(model, ids[..., i : i + k]) for i in range(0, ids.shape[-1], k)]
+    return torch.cat(pieces, dim=-2)
+
+
+def window_mistakes(model, ids):
+    k = model.config.n_ctx
+    return [
+        (
+            tr(
+                "the text was cut into separate chunks of n_ctx = {n_ctx} tokens: the first "
+                "positions of each chunk see almost nothing before them. Position t needs the "
+                "n_ctx tokens that end at it, a window that slides by one token",
+                n_ctx=k,
+            ),
+            lambda: chunks(model, ids),
+        ),
+        (
+            tr(
+                "each window is one token short: position t sees the n_ctx tokens "
+                "u_(t-n_ctx+1) .. u_t, itself included"
+            ),
+            lambda: windowed_logits(model, ids, k - 1),
+        ),
+        (
+            tr(
+                "only the first n_ctx = {n_ctx} positions: a text longer than the context "
+                "still needs logits at every position",
+                n_ctx=k,
+            ),
+            lambda: reference_logits(model, ids[..., :k]),
+        ),
+        (
+            tr(
+                "only the last n_ctx = {n_ctx} positions: a text longer than the context "
+                "still needs logits at every position",
+                n_ctx=k,
+            ),
+            lambda: reference_logits(model, ids[..., -k:]),
+        ),
+    ]
 
 
 @leaves_state_alone

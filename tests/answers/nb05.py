@@ -9,40 +9,78 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from nbhelpers.exercises import check_causal_multi_head, check_multi_head_attention
+from nbhelpers.exercises import check_causal_multi_head, check_grouped_query_attention
 
-from . import Exercise
+from . import Exercise, Says
 from .nb01 import scores_of
 
 NEG_INF = float("-inf")
 
 
-def multi_head_class(
-    scale_by="d_head", use_output=True, transpose=True, split=True, merge_transpose=True
+def grouped_class(
+    scale_by="d_head",
+    use_output=True,
+    transpose=True,
+    merge_transpose=True,
+    share="interleave",
+    kv_width="grouped",
 ):
+    """share: "interleave" (head r uses K/V head r // g) or "tile" (r % n_kv);
+    kv_width: "grouped" (n_kv_heads * d_head) or "full" (d_model, as plain multi-head)."""
+
     class Answer(nn.Module):
-        def __init__(self, d_model, n_heads):
+        def __init__(self, d_model, n_heads, n_kv_heads):
             super().__init__()
-            self.h = n_heads
-            self.W_Q, self.W_K, self.W_V, self.W_O = (nn.Linear(d_model, d_model) for _ in range(4))
+            self.h, self.h_kv = n_heads, n_kv_heads
+            d_kv = n_kv_heads * (d_model // n_heads) if kv_width == "grouped" else d_model
+            self.W_Q, self.W_O = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+            self.W_K, self.W_V = nn.Linear(d_model, d_kv), nn.Linear(d_model, d_kv)
 
         def forward(self, x):
             *batch, n, d = x.shape
-            h = self.h if split else 1
-            d_head = d // h
+            d_head = d // self.h
 
-            def heads(t):
+            def heads(t, count):
                 if transpose:
-                    return t.view(*batch, n, h, d_head).transpose(-3, -2)
-                return t.reshape(*batch, h, n, d_head)
+                    return t.view(*batch, n, count, d_head).transpose(-3, -2)
+                return t.reshape(*batch, count, n, d_head)
 
-            q, k, v = (heads(W(x)) for W in (self.W_Q, self.W_K, self.W_V))
+            q = heads(self.W_Q(x), self.h)
+            k, v = (heads(W(x), self.h_kv) for W in (self.W_K, self.W_V))
+            g = self.h // self.h_kv
+            if share == "interleave":
+                k, v = k.repeat_interleave(g, -3), v.repeat_interleave(g, -3)
+            else:
+                k, v = torch.cat([k] * g, -3), torch.cat([v] * g, -3)
             scale = d_head if scale_by == "d_head" else d
             out = F.softmax(scores_of(q, k) / math.sqrt(scale), -1) @ v
             out = (out.transpose(-3, -2) if merge_transpose else out).reshape(*batch, n, d)
             return self.W_O(out) if use_output else out
 
     return Answer
+
+
+class GroupedWithSdpa(nn.Module):
+    """Another style: torch's own grouped attention, with the heads in a loop over groups."""
+
+    def __init__(self, d_model, n_heads, n_kv_heads):
+        super().__init__()
+        self.h, self.h_kv, self.d_head = n_heads, n_kv_heads, d_model // n_heads
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, n_kv_heads * self.d_head)
+        self.W_V = nn.Linear(d_model, n_kv_heads * self.d_head)
+        self.W_O = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        g = self.h // self.h_kv
+        q_heads = self.W_Q(x).split(self.d_head, -1)
+        k_heads = self.W_K(x).split(self.d_head, -1)
+        v_heads = self.W_V(x).split(self.d_head, -1)
+        outs = [
+            F.scaled_dot_product_attention(q, k_heads[r // g], v_heads[r // g])
+            for r, q in enumerate(q_heads)
+        ]
+        return self.W_O(torch.cat(outs, -1))
 
 
 def fused_class(
@@ -110,16 +148,17 @@ class FusedWithSdpa(nn.Module):
 
 EXERCISES = [
     Exercise(
-        check_multi_head_attention,
-        "MyMultiHeadAttention",
+        check_grouped_query_attention,
+        "MyGroupedQueryAttention",
         mistakes=[
-            (multi_head_class(scale_by="d_model"), "divided by √d_model = √8, not √d_head = √4"),
-            (multi_head_class(use_output=False), "W_O is missing"),
-            (multi_head_class(merge_transpose=False), "put back together without the transpose"),
-            (multi_head_class(transpose=False), "split without the transpose"),
-            (multi_head_class(split=False), "one head over all of d_model"),
+            (grouped_class(share="tile"), "the key/value heads were tiled (repeat)"),
+            (grouped_class(scale_by="d_model"), "divided by √d_model = √8, not √d_head = √2"),
+            (grouped_class(use_output=False), "W_O is missing"),
+            (grouped_class(merge_transpose=False), "put back together without the transpose"),
+            (grouped_class(transpose=False), "split without the transpose"),
+            (grouped_class(kv_width="full"), Says("W_K must be nn.Linear(d_model, n_kv_heads")),
         ],
-        other_styles=[],
+        other_styles=[GroupedWithSdpa],
     ),
     Exercise(
         check_causal_multi_head,

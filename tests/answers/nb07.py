@@ -3,6 +3,7 @@ its report must show, and correct answers in other styles than the worked soluti
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from torch import nn
 
@@ -15,11 +16,22 @@ NEG_INF = float("-inf")
 
 
 def block_class(
-    order="post", mask=True, first_residual=True, second_residual=True, norms="own", act=None
+    order="post",
+    mask=True,
+    first_residual=True,
+    second_residual=True,
+    norms="own",
+    act=None,
+    pre="right",
 ):
+    """order: the post-LN wiring ("post", "pre" for pre-LN always, "swapped" sublayers);
+    pre: the norm_first=True wiring ("right", "post" for post-LN always, "normalised_residual",
+    "normalised_sum", "no_residual")."""
+
     class Answer(nn.Module):
-        def __init__(self, d_model, n_heads, d_ff):
+        def __init__(self, d_model, n_heads, d_ff, norm_first=False):
             super().__init__()
+            self.norm_first = norm_first
             self.attn = MultiHeadAttention(d_model, n_heads, causal=mask)
             self.ln_1, self.ln_2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
             activation = act() if act is not None else nn.GELU(approximate="tanh")
@@ -33,27 +45,55 @@ def block_class(
             return (self.ln_1 if which == 1 else self.ln_2)(x)
 
         def forward(self, h):
-            if order == "pre":
-                h = h + self.attn(self.ln_1(h))
-                return h + self.ffn(self.ln_2(h))
+            if order == "pre" or (self.norm_first and pre != "post"):
+                return self.pre_ln(h)
             if order == "swapped":
                 g = self.ln_1(h + self.ffn(h))
                 return self.ln_2(g + self.attn(g))
             g = self.norm(1, (h if first_residual else 0) + self.attn(h))
             return self.norm(2, (g if second_residual else 0) + self.ffn(g))
 
+        def pre_ln(self, h):
+            x = self.norm(1, h)
+            if pre == "normalised_residual":  # h overwritten by its normalised copy
+                g = x + self.attn(x)
+                y = self.norm(2, g)
+                return y + self.ffn(y)
+            if pre == "normalised_sum":  # both LayerNorms, before and after
+                g = self.norm(1, h + self.attn(x))
+                return self.norm(2, g + self.ffn(self.norm(2, g)))
+            g = self.attn(x) if pre == "no_residual" else h + self.attn(x)
+            return g + self.ffn(self.norm(2, g))
+
     return Answer
 
 
-def gpt1_forward(positions=True, blocks="all", output="logits", last_only=False):
-    def forward(model, ids):
+def gpt1_forward(positions=True, blocks="all", output="logits", last_only=False, window="slide"):
+    """window: how a text longer than n_ctx is read: "slide" (right), "chunks", "short" (a
+    window one token short), "first" or "last" (only n_ctx positions)."""
+
+    def logits_of(model, ids):
         n = ids.shape[-1]
         W_p = {True: model.W_p[:n], False: 0, "shifted": model.W_p[1 : n + 1]}[positions]
         h = model.W_e.weight[ids] + W_p
         chosen = {"all": list(model.blocks), "none": [], "last": [model.blocks[-1]]}[blocks]
         for block in chosen:
             h = block(h)
-        logits = h @ model.W_e.weight.T
+        return h @ model.W_e.weight.T
+
+    def forward(model, ids):
+        k, n = model.config.n_ctx, ids.shape[-1]
+        width = k - 1 if window == "short" else k
+        if n <= k:
+            logits = logits_of(model, ids)
+        elif window == "chunks":
+            logits = torch.cat([logits_of(model, ids[..., i : i + k]) for i in range(0, n, k)], -2)
+        elif window in ("first", "last"):
+            logits = logits_of(model, ids[..., :k] if window == "first" else ids[..., -k:])
+        else:
+            windows = ids.unfold(-1, width, 1)[..., 1:, :]  # the window ending at t >= width
+            later = logits_of(model, windows)[..., -1, :]
+            logits = torch.cat([logits_of(model, ids[..., :width]), later], -2)
         logits = logits[..., -1, :] if last_only else logits
         return {"logits": logits, "probs": logits.softmax(-1)}[output]
 
@@ -86,6 +126,10 @@ EXERCISES = [
             (block_class(act=nn.ReLU), "the activation is ReLU"),
             (block_class(act=nn.Identity), "no activation"),
             (block_class(act=nn.GELU), "the exact GELU"),
+            (block_class(pre="post"), "this is post-LN (GPT-1's order)"),
+            (block_class(pre="normalised_residual"), "the residual adds the normalised input"),
+            (block_class(pre="normalised_sum"), "the sum is normalised as well"),
+            (block_class(pre="no_residual"), "h + attn(ln_1(h)), not attn(ln_1(h))"),
         ],
         other_styles=[],
     ),
@@ -98,6 +142,10 @@ EXERCISES = [
             (gpt1_forward(blocks="last"), "only the last block"),
             (gpt1_forward(output="probs"), "probabilities, not logits"),
             (gpt1_forward(last_only=True), "only the last position"),
+            (gpt1_forward(window="chunks"), "cut into separate chunks"),
+            (gpt1_forward(window="short"), "each window is one token short"),
+            (gpt1_forward(window="first"), "only the first n_ctx = 8 positions"),
+            (gpt1_forward(window="last"), "only the last n_ctx = 8 positions"),
             (gpt1_forward(positions="shifted"), "not W_p[1 : n + 1]"),
         ],
         other_styles=[],
