@@ -22,7 +22,6 @@ from prose_sources import NAMESPACE  # noqa: E402
 NOTEBOOKS = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"))
 TABLE = tomllib.loads((Path(__file__).parent / "prose_numbers.toml").read_text(encoding="utf-8"))
 ENTRIES = TABLE["number"]
-PENDING = TABLE["pending"]  # Try-it numbers no test reruns yet: a list that only shrinks
 
 
 def parsed(written: str) -> tuple[float, float]:
@@ -52,11 +51,7 @@ def editions(notebook: Path) -> list[Path]:
 
 def covering(number: str, value: float, half: float) -> list:
     listed = [entry["written"] for entry in ENTRIES if entry["notebook"] == number]
-    return [
-        written
-        for written in [*listed, *PENDING.get(number, [])]
-        if agrees(value, half, parsed(written)[0])
-    ]
+    return [written for written in listed if agrees(value, half, parsed(written)[0])]
 
 
 @cache
@@ -117,9 +112,3 @@ def test_each_listed_number_is_recomputed_or_cited(entry):
     assert stated(entry["notebook"], entry["written"]), (
         f"notebook {entry['notebook']} no longer states {entry['written']}: remove the entry"
     )
-
-
-@pytest.mark.parametrize("number", sorted(PENDING))
-def test_pending_try_it_numbers_are_still_in_the_prose(number):
-    gone = [written for written in PENDING[number] if not stated(number, written)]
-    assert not gone, f"notebook {number} no longer states {gone}: remove them from [pending]"

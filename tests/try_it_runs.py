@@ -3,6 +3,7 @@ the course's own code, and returns what the answer quotes (prose_numbers.toml na
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import cache
 
@@ -43,6 +44,21 @@ __all__ = [
     "median_flaw_ratio",
     "padding_rows_moved",
     "clamped_mask_leak",
+    "unmasked_reference_errors",
+    "explorer_movement",
+    "blockwise_errors",
+    "hand_losses",
+    "copying_model",
+    "largest_early_rise",
+    "four_heads_gap",
+    "flattened_head",
+    "explorer_heads",
+    "random_layers_largest",
+    "rows_ranking_keys_by_k",
+    "heads_run",
+    "two_head_seeds",
+    "unwarmed_run",
+    "unwarmed_kl",
 ]
 
 
@@ -334,13 +350,264 @@ def padding_rows_moved(lengths: str = "[5, 1]") -> float:
 def clamped_mask_leak() -> tuple[int, float]:
     """04: the perturbation test with M.clamp(min=-10): the first position whose change moves
     an earlier output (where the assertion fails), and by how much."""
+    clamped = "outputs(X, M.clamp(min=-10)), outputs(changed, M.clamp(min=-10))"
+    stop = "if earlier:\n        break"  # where the assertion would fail
     run = notebook_run(
         "04_masked_self_attention",
         (
-            ("outputs(X, M), outputs(changed, M)", "outputs(X, M.clamp(min=-10)), "
-             "outputs(changed, M.clamp(min=-10))"),
-            ('assert earlier == 0.0, "an earlier output saw the future"', "if earlier:\n        break"),
+            ("outputs(X, M), outputs(changed, M)", clamped),
+            ('assert earlier == 0.0, "an earlier output saw the future"', stop),
         ),
         until=15,
-    )  # fmt: skip
+    )
     return run["c"], float(run["earlier"])
+
+
+def unmasked_reference_errors() -> list[float]:
+    """07: the block check with src_mask=M removed from the reference: the largest error at
+    each position, block(h) against the reference layer without the causal mask."""
+    run = notebook_run("07_gpt1_transformer_block", (), until=16)
+    h, block, reference = run["h"], run["block"], run["reference"]
+    with torch.no_grad():
+        error = (block(h[None]) - reference(h[None])).abs().amax(dim=-1)[0]
+    return [float(e) for e in error]
+
+
+def explorer_movement(position: int, replacement: str) -> torch.Tensor:
+    """07: the CausalityExplorer's movement() after changing `position` to `replacement`,
+    on notebook 07's demo model and first sentence, (layers, positions)."""
+    run = notebook_run("07_gpt1_transformer_block", (), until=36)
+    explorer = run["explorer"]
+    explorer.position.value = position
+    explorer.replacement.value = run["vocab"].index(replacement)
+    return explorer.movement()
+
+
+def blockwise_errors(block: int) -> dict:
+    """10: blockwise_attention with `block` keys at a time on the notebook's Q, K, V: its largest
+    difference from F.sdpa, and at that output each one's distance from a float64 computation,
+    and how many outputs differ from F.sdpa by more than 1e-6."""
+    import torch.nn.functional as F
+
+    run = notebook_run("10_attention_at_scale", (), until=6)
+    Q, K, V = (run[name].cpu() for name in "QKV")
+    ours, theirs = (
+        run["blockwise_attention"](Q, K, V, block),
+        F.scaled_dot_product_attention(Q, K, V),
+    )
+    exact = F.scaled_dot_product_attention(Q.double(), K.double(), V.double())
+    gap = (ours - theirs).abs()
+    worst = gap.argmax()
+    return {
+        "gap": float(gap.max()),
+        "sdpa_from_float64": float((theirs.double() - exact).flatten()[worst].abs()),
+        "ours_from_float64": float((ours.double() - exact).flatten()[worst].abs()),
+        "above_1e-6": int((gap > 1e-6).sum()),
+    }
+
+
+@cache
+def _notebook_08(shift: bool = True) -> dict:
+    """08's definitions (cells up to train_by_hand), with train_step's targets unshifted
+    (`ids[:, :-1]`, the third Try-it) when shift is False."""
+    edits = () if shift else (("ids[:, 1:].flatten()", "ids[:, :-1].flatten()"),)
+    return notebook_run("08_training_gpt1", edits, until=19)
+
+
+def hand_losses(steps: int, *, shift: bool = True, **kwargs):
+    """08: train_by_hand on a fresh model seeded as the notebook's cells seed it, on one
+    thread as they run it: (the losses, the model)."""
+    from nbhelpers import GPT1, seed_everything
+    from nbhelpers.support.threads import cpu_threads
+
+    run = _notebook_08(shift)
+    seed_everything(0)
+    model = GPT1(run["config"]).to(run["device"])
+    with cpu_threads(1):
+        losses = run["train_by_hand"](model, steps=steps, **kwargs)
+    return losses, model
+
+
+@cache
+def copying_model() -> dict:
+    """08: the third Try-it, 100 steps with the targets unshifted: how often the argmax on the
+    2,000 held-out sentences is the input token itself, its mean probability, the mean KL
+    from the truth, the last loss, and P(を | 犬 が 河岸 を)."""
+    from nbhelpers.experiments.heldout import evaluate, make_heldout
+
+    losses, model = hand_losses(100, shift=False)
+    run = _notebook_08(False)
+    grammar, tokenizer = run["grammar"], run["tokenizer"]
+    heldout = make_heldout(grammar, n=2000, seed=1)
+    model.eval()
+    with torch.no_grad():
+        inputs = heldout.ids[:, :-1].to(model.device)
+        probs = torch.cat([torch.softmax(model(c), -1) for c in inputs.split(250)])
+        real = inputs != tokenizer.pad_id
+        top = probs.argmax(-1)
+        itself = probs.gather(-1, inputs.unsqueeze(-1)).squeeze(-1)
+        prefix = tokenizer.encode("犬 が 河岸 を").to(model.device)
+        after = torch.softmax(model(prefix)[-1], -1)
+    return {
+        "first_loss": losses[0],
+        "last_loss": losses[-1],
+        "copies": float((top == inputs)[real].float().mean()),
+        "copy_probability": float(itself[real].mean()),
+        "mean_kl": evaluate(model, heldout)[0],
+        "after_wo": (tokenizer.tokens[int(after.argmax())], float(after.max())),
+    }
+
+
+def largest_early_rise(seeds: int = 4, steps: int = 20) -> float:
+    """08: with warmup=0, the largest step-to-step rise of the loss in the first `steps` steps
+    of cell 21's 30-step run, over the sentence seeds 0 .. seeds - 1."""
+    rises = []
+    for seed in range(seeds):
+        losses = hand_losses(30, warmup=0, seed=seed)[0][:steps]
+        rises += [later - earlier for earlier, later in itertools.pairwise(losses)]
+    return max(rises)
+
+
+@cache
+def _notebook_05() -> dict:
+    """05 up to its explorer (cell 38): X, mha, the explorer and the rest."""
+    return notebook_run("05_multi_head_attention", (), until=38)
+
+
+def four_heads_gap() -> float:
+    """05: the same weights grouped into 4 heads instead of 2: the largest output change."""
+    from nbhelpers import MultiHeadAttention
+
+    run = _notebook_05()
+    four = MultiHeadAttention(run["d_model"], 4).to(run["device"])
+    four.load_state_dict(run["mha"].state_dict())
+    with torch.no_grad():
+        return float((four(run["X"]) - run["mha"](run["X"])).abs().max())
+
+
+def flattened_head() -> dict:
+    """05: one_head with the scores divided by √d_model (q / √2 passed to attention): the
+    largest output of mha(X), and head 0's largest weight for 歩く, right and flattened."""
+    from nbhelpers import attention
+
+    run = _notebook_05()
+    mha, X, d_head = run["mha"], run["X"], run["d_head"]
+    rows = slice(0, d_head)
+    with torch.no_grad():
+        q, k, v = (X @ W.weight[rows].T + W.bias[rows] for W in (mha.W_Q, mha.W_K, mha.W_V))
+        right, flat = attention(q, k, v)[1], attention(q / 2**0.5, k, v)[1]
+        return {
+            "largest_output": float(mha(X).abs().max()),
+            "right": float(right[0, -1].max()),
+            "flattened": float(flat[0, -1].max()),
+        }
+
+
+def explorer_heads(n_heads: int, module=None) -> dict:
+    """05: the MultiHeadExplorer's weights at n_heads (causal mask off, its default) on the
+    notebook's X and weights, or another module's: the mean of each row's largest weight,
+    the mean row entropy, and per head the mean largest weight."""
+    from nbhelpers import MultiHeadExplorer
+    from nbhelpers.statistics import row_entropy
+
+    run = _notebook_05()
+    explorer = MultiHeadExplorer(
+        run["tokens"], run["X"][0].cpu(), module=module or run["mha"].cpu(), n_heads=n_heads
+    )
+    weights = explorer.compute(n_heads)[0]  # (h, n, n)
+    largest = weights.amax(dim=-1)
+    return {
+        "weights": weights,
+        "mean_largest": float(largest.mean()),
+        "entropy": float(row_entropy(weights).mean()),
+        "per_head": [float(m) for m in largest.mean(dim=-1)],
+    }
+
+
+def random_layers_largest(layers: int = 300) -> tuple[float, float]:
+    """05: over `layers` randomly initialised layers (torch seeds 0 .. layers - 1) on the
+    notebook's X, as the explorer computes them (its weights regrouped into 1 or 8 heads, no
+    mask): the mean largest weight of a row with 1 head and with 8 heads."""
+    from nbhelpers import MultiHeadAttention
+
+    run = _notebook_05()
+    X, d_model = run["X"][0].cpu(), run["d_model"]
+    means = {1: [], 8: []}
+    for seed in range(layers):
+        torch.manual_seed(seed)
+        state = MultiHeadAttention(d_model, 1).state_dict()
+        for h in means:
+            module = MultiHeadAttention(d_model, h)
+            module.load_state_dict(state)
+            with torch.no_grad():
+                weights = module(X, return_weights=True)[1]  # (h, n, n)
+            means[h].append(float(weights.amax(dim=-1).mean()))
+    return sum(means[1]) / layers, sum(means[8]) / layers
+
+
+def rows_ranking_keys_by_k(n_heads: int = 8) -> int:
+    """05: with d_head = 1, how many rows of the explorer's weights order the keys exactly as
+    k_j does, forwards or backwards (the sign of q_i decides which)."""
+    from nbhelpers import MultiHeadAttention, split_heads
+
+    run = _notebook_05()
+    module = MultiHeadAttention(run["d_model"], n_heads)
+    module.load_state_dict(run["mha"].cpu().state_dict())
+    X = run["X"][0].cpu()
+    with torch.no_grad():
+        keys = split_heads(module.W_K(X), n_heads)[..., 0]  # (h, n): one feature per head
+    weights = explorer_heads(n_heads)["weights"]
+    count = 0
+    for head in range(n_heads):
+        by_key = keys[head].argsort()
+        for row in weights[head]:
+            order = row.argsort()
+            count += bool(torch.equal(order, by_key) or torch.equal(order, by_key.flip(0)))
+    return count
+
+
+@cache
+def heads_run(n_heads: int, seed: int = 0, steps: int = 300, hidden: int = 64):
+    """05: train_heads as the notebook and its Try-its call it."""
+    from nbhelpers.experiments.head_specialisation import train_heads
+
+    return train_heads(n_heads, seed=seed, steps=steps, hidden=hidden)
+
+
+def two_head_seeds(seeds: int = 10) -> dict:
+    """05: two heads over seeds 0 .. seeds - 1: which seeds give head 1 the previous token,
+    the least weight a head puts on its own key, the most on the other, and the least
+    'both right'."""
+    runs = [heads_run(2, seed) for seed in range(seeds)]
+    head_1_previous = [s for s, r in enumerate(runs) if r.shares[1].previous > r.shares[0].previous]
+    own, other = [], []
+    for r in runs:
+        for share in r.shares:
+            own.append(max(share.previous, share.first))
+            other.append(min(share.previous, share.first))
+    return {
+        "head_1_previous": head_1_previous,
+        "own": min(own),
+        "other": max(other),
+        "both": min(r.accuracy.both for r in runs),
+    }
+
+
+@cache
+def unwarmed_run():
+    """08: the full run of the training cell with warmup=0 (800 steps, as nbhelpers.train
+    runs it, on one thread): its history."""
+    from nbhelpers import GPT1, seed_everything, train
+    from nbhelpers.experiments.heldout import make_heldout
+
+    run = _notebook_08()
+    seed_everything(0)
+    model = GPT1(run["config"])
+    heldout = make_heldout(run["grammar"], n=2000, seed=1)
+    return train(model, run["grammar"], heldout=heldout, steps=800, batch_size=256, lr=1e-2,
+                 seed=0, warmup=0, progress=False)  # fmt: skip
+
+
+def unwarmed_kl(step: int) -> float:
+    history = unwarmed_run()
+    return history.kl[history.steps.index(step)]
