@@ -76,6 +76,9 @@ class Case:
     # For an answer that returns a tuple: what each value is, in the learner's words ("the
     # loss", "the weights after the step"), so a report names what is wrong.
     parts: tuple[str, ...] = ()
+    # The likely cause when the answer raises on this case (a text a bare error from inside
+    # torch would not say), shown as its hint.
+    if_raised: str | None = None
 
 
 class Rejected(Exception):
@@ -275,12 +278,10 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
                     error=first_line(error),
                 )
             )
-            return CheckResult(
-                exercise,
-                FAILED,
-                [tr("✗ {exercise}: {where}", exercise=exercise, where=where), "  " + said],
-                len(cases),
-            )
+            lines = [tr("✗ {exercise}: {where}", exercise=exercise, where=where), "  " + said]
+            if case.if_raised and raised_by_the_answer(error, answer):
+                lines.append("  " + tr("hint: {hint}", hint=case.if_raised))
+            return CheckResult(exercise, FAILED, lines, len(cases))
         problem = difference(expected, got, case.atol, case.parts)
         if problem is None:
             continue

@@ -9,6 +9,7 @@ from torch import nn
 
 from ..support.language import tr
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
+from ..gpt1 import GPT1
 from .gpt_cases import (
     SENTENCE,
     VOCAB,
@@ -89,8 +90,8 @@ def block_comparison(block, x, h, norm_first):
             *wiring(batched, block, h, attn, ln_1, ln_2, ffn, causal, squeeze),
             (
                 tr(
-                    "ln_1 and ln_2 are swapped: ln_1 follows the attention, ln_2 the "
-                    "feed-forward layer"
+                    "ln_1 and ln_2 are swapped: ln_1 belongs to the attention sublayer, ln_2 "
+                    "to the feed-forward one"
                 ),
                 lambda: variant(swap_norms=True),
             ),
@@ -201,7 +202,7 @@ def pre_ln_mistakes(h, block, n_heads, attn, ln_1, ln_2, ffn, causal, squeeze):
 def check_gpt1_forward(fn) -> CheckResult:
     """fn(model, ids) must give the logits h_L W_eᵀ (..., n, n_vocab) of an nbhelpers GPT1, built
     from its parts: h_0 = W_e[ids] + W_p[:n], each block in turn, then the tied output; for
-    n > n_ctx, position t from the n_ctx tokens that end at it, numbered 0 .. n_ctx - 1. The
+    n > n_ctx, position i from the n_ctx tokens that end at it, numbered 0 .. n_ctx - 1. The
     reference computes the same from torch's own pieces, window by window: F.embedding, each
     block's weights in an nn.TransformerEncoderLayer with a causal mask, and F.linear with
     W_e."""
@@ -227,14 +228,22 @@ def check_gpt1_forward(fn) -> CheckResult:
                 expected, mistakes = reference_logits(model, ids, with_mistakes=True)
             else:
                 expected, mistakes = windowed_logits(model, ids), window_mistakes(model, ids)
+        long = ids.shape[-1] > k
         cases.append(
             Case(
                 name,
                 shapes(ids=ids),
-                lambda f, ids=ids: f(model, ids),
+                lambda f, ids=ids: calling_none_of(MODEL_SHORTCUTS, shortcut_hint, f, model, ids),
                 expected,
                 atol=1e-4,
                 mistakes=mistakes,
+                if_raised=tr(
+                    "W_p has only n_ctx = {n_ctx} rows: number each window's tokens 0 .. "
+                    "n_ctx - 1, not by their place in the whole text",
+                    n_ctx=k,
+                )
+                if long
+                else None,
             )
         )
     return run_cases(
@@ -242,6 +251,24 @@ def check_gpt1_forward(fn) -> CheckResult:
         fn,
         cases,
         tr("return the next-token logits at every position."),
+    )
+
+
+# What the exercise asks the learner to assemble: the model's own forward pass, whole or in
+# parts. Notebook 08's capstone hands the forward a model that has only W_e, W_p and blocks.
+MODEL_SHORTCUTS = [
+    (GPT1, "forward", "model(ids)"),
+    (GPT1, "embed", "model.embed"),
+    (GPT1, "hidden_states", "model.hidden_states"),
+    (GPT1, "logits", "model.logits"),
+]
+
+
+def shortcut_hint(called: str) -> str:
+    return tr(
+        "it calls {name}: build the logits from model.W_e, model.W_p and model.blocks "
+        "(notebook 08's capstone gives your forward a model that has only those)",
+        name=called,
     )
 
 
@@ -299,7 +326,7 @@ def reference_logits(model, ids, with_mistakes=False):
 
 
 def windowed_logits(model, ids, width=None):
-    """Position t's logits from the `width` (default n_ctx) tokens that end at t, one window
+    """Position i's logits from the `width` (default n_ctx) tokens that end at i, one window
     at a time; the first `width` positions from one pass."""
     width = width or model.config.n_ctx
     first = reference_logits(model, ids[..., :width])
@@ -323,7 +350,7 @@ def window_mistakes(model, ids):
         (
             tr(
                 "the text was cut into separate chunks of n_ctx = {n_ctx} tokens: the first "
-                "positions of each chunk see almost nothing before them. Position t needs the "
+                "positions of each chunk see almost nothing before them. Position i needs the "
                 "n_ctx tokens that end at it, a window that slides by one token",
                 n_ctx=k,
             ),
@@ -331,8 +358,8 @@ def window_mistakes(model, ids):
         ),
         (
             tr(
-                "each window is one token short: position t sees the n_ctx tokens "
-                "u_(t-n_ctx+1) .. u_t, itself included"
+                "each window is one token short: position i sees the n_ctx tokens "
+                "u_(i-n_ctx+1) .. u_i, itself included"
             ),
             lambda: windowed_logits(model, ids, k - 1),
         ),

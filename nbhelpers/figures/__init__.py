@@ -31,12 +31,14 @@ from .tokens import bpe_figure, fine_tuning_curves_figure, token_rows_figure
 from .training import rule_kl_figure, training_figure
 from .weighted_average import WeightedAverageCanvas, weighted_average_figure
 from .weighted_rows import weighted_rows_figure
+from .zero_shot import zero_shot_figure
 
 __all__ = [
     "bpe_figure",
     "fine_tuning_curves_figure",
     "token_rows_figure",
     "weighted_rows_figure",
+    "zero_shot_figure",
     "softmax_curve_figure",
     "position_embedding_figure",
     "online_softmax_figure",

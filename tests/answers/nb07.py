@@ -70,7 +70,8 @@ def block_class(
 
 def gpt1_forward(positions=True, blocks="all", output="logits", last_only=False, window="slide"):
     """window: how a text longer than n_ctx is read: "slide" (right), "chunks", "short" (a
-    window one token short), "first" or "last" (only n_ctx positions)."""
+    window one token short), "first" or "last" (only n_ctx positions), "absolute" (W_p[:n]
+    for the whole text) or "model" (right, but with the model's own forward pass)."""
 
     def logits_of(model, ids):
         n = ids.shape[-1]
@@ -88,6 +89,14 @@ def gpt1_forward(positions=True, blocks="all", output="logits", last_only=False,
             logits = logits_of(model, ids)
         elif window == "chunks":
             logits = torch.cat([logits_of(model, ids[..., i : i + k]) for i in range(0, n, k)], -2)
+        elif window == "absolute":  # W_p[:n] for the whole text
+            h = model.W_e.weight[ids] + model.W_p[:n]
+            for block in model.blocks:
+                h = block(h)
+            logits = h @ model.W_e.weight.T
+        elif window == "model":  # the model's own forward pass, window by window
+            windows = ids.unfold(-1, k, 1)[..., 1:, :]
+            logits = torch.cat([model(ids[..., :k]), model(windows)[..., -1, :]], -2)
         elif window in ("first", "last"):
             logits = logits_of(model, ids[..., :k] if window == "first" else ids[..., -k:])
         else:
@@ -146,6 +155,8 @@ EXERCISES = [
             (gpt1_forward(window="short"), "each window is one token short"),
             (gpt1_forward(window="first"), "only the first n_ctx = 8 positions"),
             (gpt1_forward(window="last"), "only the last n_ctx = 8 positions"),
+            (gpt1_forward(window="absolute"), "W_p has only n_ctx = 8 rows"),
+            (gpt1_forward(window="model"), "it calls model(ids)"),
             (gpt1_forward(positions="shifted"), "not W_p[1 : n + 1]"),
         ],
         other_styles=[],
