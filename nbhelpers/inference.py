@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from .gpt1 import GPT1, check_gpt1, evaluating
-from .support.language import tr
+from .support.language import ntr, tr
 from .support.validation import check_token_ids, checked, checking, is_int, is_number
 
 
@@ -130,12 +130,15 @@ def check_generation(model, ids, max_new_tokens, temperature, top_k, eos_id, gen
     n, n_ctx = ids.shape[-1], model.config.n_ctx
     if cache and n + max_new_tokens > n_ctx:
         raise ValueError(
-            tr(
+            ntr(
+                "max_new_tokens={max_new_tokens} after a prompt of {n} token needs "
+                "{value} positions, but the context holds n_ctx={n_ctx}; use "
+                "max_new_tokens <= {value2}",
                 "max_new_tokens={max_new_tokens} after a prompt of {n} tokens needs "
                 "{value} positions, but the context holds n_ctx={n_ctx}; use "
                 "max_new_tokens <= {value2}",
+                n,
                 max_new_tokens=max_new_tokens,
-                n=n,
                 value=n + max_new_tokens,
                 n_ctx=n_ctx,
                 value2=n_ctx - n,

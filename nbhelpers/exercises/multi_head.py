@@ -38,7 +38,8 @@ def check_grouped_query_attention(cls) -> CheckResult:
             d_head = d_model // h
             for key in ("W_K", "W_V"):
                 if W[key].out_features != h_kv * d_head:
-                    raise AttributeError(
+                    raise Rejected(
+                        tr("{name} has the wrong size", name=key),
                         tr(
                             "{name} must be nn.Linear(d_model, n_kv_heads * d_head) = "
                             "nn.Linear({d_model}, {width}): one d_head-wide slice per key/value "
@@ -47,7 +48,7 @@ def check_grouped_query_attention(cls) -> CheckResult:
                             d_model=d_model,
                             width=h_kv * d_head,
                             out_features=W[key].out_features,
-                        )
+                        ),
                     )
             with torch.no_grad():
                 got = module(x)

@@ -11,7 +11,7 @@ from torch import nn
 
 from nbhelpers.exercises import check_causal_multi_head, check_grouped_query_attention
 
-from . import Exercise, Says
+from . import Exercise
 from .nb01 import scores_of
 
 NEG_INF = float("-inf")
@@ -156,7 +156,7 @@ EXERCISES = [
             (grouped_class(use_output=False), "W_O is missing"),
             (grouped_class(merge_transpose=False), "put back together without the transpose"),
             (grouped_class(transpose=False), "split without the transpose"),
-            (grouped_class(kv_width="full"), Says("W_K must be nn.Linear(d_model, n_kv_heads")),
+            (grouped_class(kv_width="full"), "W_K must be nn.Linear(d_model, n_kv_heads"),
         ],
         other_styles=[GroupedWithSdpa],
     ),
