@@ -7,9 +7,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..gpt1 import GPT1
 from ..support.language import tr
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
-from ..gpt1 import GPT1
 from .gpt_cases import (
     SENTENCE,
     VOCAB,
