@@ -116,21 +116,43 @@ def extract_states(h: torch.Tensor, ids: torch.Tensor, extract_id: int) -> torch
     return (h * at.unsqueeze(-1)).sum(-2)  # picks one row per sequence, exactly
 
 
+KINDS = ("classification", "similarity", "multiple choice")  # how a classifier reads h_L^m
+
+
 class GPT1Classifier(nn.Module):
     """A pre-trained GPT1 with a linear head W_y on its state at <EXTRACT>:
     P(y | x¹..xᵐ) = softmax(h_L^m W_y).
 
     forward(ids) returns the class logits and the language-model logits of the same pass,
-    which L3's auxiliary term L1 needs. ids (B, n) are one sequence per example; ids
-    (B, 2, n) are similarity pairs in both orders, whose h_L^m are added.
+    which L3's auxiliary term L1 needs. `kind` says how the sequences of one example combine:
+
+    * "classification" (and entailment): ids (B, n), one sequence per example;
+    * "similarity": ids (B, 2, n), the pair in both orders, whose h_L^m are added;
+    * "multiple choice": ids (B, k, n), one sequence per answer; W_y gives each answer one
+      score (n_classes = 1) and the softmax runs over the k answers.
 
     Notebook 11.
     """
 
-    def __init__(self, gpt: GPT1, n_classes: int, extract_id: int, *, seed: int = 0):
+    def __init__(
+        self, gpt: GPT1, n_classes: int, extract_id: int, *, seed: int = 0,
+        kind: str = "classification",
+    ):  # fmt: skip
         super().__init__()
         check_gpt1(gpt)
         check_positive_int("n_classes", n_classes)
+        if kind not in KINDS:
+            raise ValueError(
+                tr("kind must be one of {kinds}, got {kind!r}", kinds=KINDS, kind=kind)
+            )
+        if kind == "multiple choice" and n_classes != 1:
+            raise ValueError(
+                tr(
+                    "a multiple-choice head scores each answer with one number: n_classes must "
+                    "be 1, got {n_classes}",
+                    n_classes=n_classes,
+                )
+            )
         if not is_int(extract_id) or not 0 <= extract_id < gpt.config.vocab_size:
             raise ValueError(
                 tr(
@@ -141,6 +163,7 @@ class GPT1Classifier(nn.Module):
                 )
             )
         self.gpt = gpt
+        self.kind = kind
         self.extract_id = int(extract_id)
         self.W_y = nn.Linear(gpt.config.d_model, n_classes, bias=False)
         generator = torch.Generator().manual_seed(seed)
@@ -150,11 +173,32 @@ class GPT1Classifier(nn.Module):
         self.to(gpt.device, gpt.W_e.weight.dtype)
 
     def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        h = self.gpt.hidden_states(ids)  # (B, n, d) or (B, 2, n, d); ids checked here
-        h_m = extract_states(h, ids, self.extract_id)  # (B, d) or (B, 2, d)
-        if ids.dim() == 3:
-            h_m = h_m.sum(1)  # similarity: the two orders' states added
-        return self.W_y(h_m), self.gpt.logits(h)  # (B, n_classes), (B, [2,] n, vocab)
+        h = self.gpt.hidden_states(ids)  # (B, n, d), or (B, 2 or k, n, d); ids checked here
+        # the token ids first (the model says what is wrong with them), then their layout
+        wanted = 2 if self.kind == "classification" else 3
+        if ids.dim() != wanted or (self.kind == "similarity" and ids.shape[1] != 2):
+            shape = {"classification": "(B, n)", "similarity": "(B, 2, n)"}.get(
+                self.kind, "(B, k, n)"
+            )
+            raise ValueError(
+                tr(
+                    "ids must be {shape} for a {kind} head, got shape {got}",
+                    shape=shape,
+                    kind={
+                        "classification": tr("classification"),
+                        "similarity": tr("similarity"),
+                        "multiple choice": tr("multiple choice"),
+                    }[self.kind],
+                    got=tuple(ids.shape),
+                )
+            )
+        h_m = extract_states(h, ids, self.extract_id)  # (B, d), or (B, 2 or k, d)
+        if self.kind == "similarity":
+            h_m = h_m.sum(1)  # the two orders' states added
+        logits = self.W_y(h_m)  # (B, n_classes), or (B, k, 1) for multiple choice
+        if self.kind == "multiple choice":
+            logits = logits.squeeze(-1)  # (B, k): one score per answer, softmax over k
+        return logits, self.gpt.logits(h)  # and the LM logits, (B, [2 or k,] n, vocab)
 
 
 def l2(class_logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

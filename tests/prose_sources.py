@@ -15,6 +15,7 @@ import torch.nn.functional as F
 import try_it_runs
 import try_its_09 as nb09
 
+from nbhelpers.corpus.tasks import CHOICES
 from nbhelpers.exercises.capstone import train_your_gpt1
 from nbhelpers.experiments.course_model import load_course_run
 from nbhelpers.experiments.head_specialisation import HeadsTask, SubjectPreviousModel
@@ -86,6 +87,13 @@ def flash_bytes(n: int) -> int:
     return attention_memory(n, heads=12)["(b)/(c) flash"]
 
 
+def fine_tuning_runs() -> list[dict]:
+    """11: the stored fine-tuning runs of every task."""
+    from nbhelpers.experiments.fine_tuning import load_curves
+
+    return load_curves()["runs"]
+
+
 NAMESPACE = {
     "inspect": inspect,
     "math": math,
@@ -112,4 +120,6 @@ NAMESPACE = {
     "train_your_gpt1": train_your_gpt1,
     **{name: getattr(try_it_runs, name) for name in try_it_runs.__all__},
     "nb09": nb09,
+    "fine_tuning_runs": fine_tuning_runs,
+    "CHOICES": CHOICES,
 }

@@ -95,11 +95,46 @@ def test_the_classifier_reads_the_extract_token_and_ignores_the_padding_after_it
     alone, _ = classifier(ids[:1, :4])  # the same sequence without its padding
     torch.testing.assert_close(class_logits[:1], alone)
     assert lm_logits.shape == (2, 6, 12)
-    pairs = torch.stack([ids, ids.flip(0)], dim=1)  # similarity: (B, 2, n), states added
-    summed, _ = classifier(pairs)
-    torch.testing.assert_close(summed, expected + expected.flip(0))
     with pytest.raises(ValueError, match="exactly one <EXTRACT>"):
         classifier(torch.tensor([[1, 3, 4, 5]]))
+    with pytest.raises(ValueError, match=r"ids must be \(B, n\) for a classification head"):
+        classifier(torch.stack([ids, ids.flip(0)], dim=1))
+
+
+def test_the_similarity_head_adds_the_two_orders():
+    """h_L^m of a-b plus h_L^m of b-a, then W_y: each order run through the model alone."""
+    model = small()
+    classifier = GPT1Classifier(model, 2, extract_id=11, seed=0, kind="similarity")
+    ab = torch.tensor([[1, 3, 4, 10, 5, 11], [1, 6, 10, 7, 8, 11]])  # 10 stands for <DELIM>
+    ba = torch.tensor([[1, 5, 10, 3, 4, 11], [1, 7, 8, 10, 6, 11]])
+    summed, lm_logits = classifier(torch.stack([ab, ba], dim=1))  # (B, 2, n)
+    with torch.no_grad():
+        h_ab, h_ba = model.hidden_states(ab)[:, -1], model.hidden_states(ba)[:, -1]
+    torch.testing.assert_close(summed, (h_ab + h_ba) @ classifier.W_y.weight.T)
+    assert lm_logits.shape == (2, 2, 6, 12)
+
+
+def test_the_multiple_choice_head_scores_each_answer_and_softmaxes_over_them():
+    """One score per answer, h_L^m W_y with W_y (d, 1); P(answer) = softmax over the k
+    answers; the loss is F.cross_entropy over those k scores."""
+    model = small()
+    with pytest.raises(ValueError, match="n_classes must be 1"):
+        GPT1Classifier(model, 2, extract_id=11, kind="multiple choice")
+    classifier = GPT1Classifier(model, 1, extract_id=11, seed=0, kind="multiple choice")
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(1, 10, (3, 4, 6), generator=g)
+    ids[..., -1] = 11  # every answer's sequence ends in <EXTRACT>
+    scores, _ = classifier(ids)
+    assert scores.shape == (3, 4)
+    with torch.no_grad():
+        for b in range(3):
+            for k in range(4):
+                alone = model.hidden_states(ids[b, k])[-1] @ classifier.W_y.weight[0]
+                torch.testing.assert_close(scores[b, k], alone)
+    labels = torch.tensor([0, 3, 1])
+    torch.testing.assert_close(
+        l2(scores, labels), -F.cross_entropy(scores, labels, reduction="sum")
+    )
 
 
 def test_l1_l2_l3_and_the_loss_against_cross_entropy():
@@ -147,6 +182,46 @@ def test_the_task_labels_are_exact_and_balanced(name):
             subject = premise[premise.index("が") - 1]
             holds = hypothesis[0] == subject and hypothesis[2] == premise[-1]
             assert holds == bool(e.label)
+
+
+def subject_and_verb(sentence):
+    return sentence[list(sentence).index("が") - 1], sentence[-1]
+
+
+def test_the_similarity_labels_are_exact_balanced_and_fit_the_context():
+    grammar = JapaneseGrammar(conjunction_probability=0.0)
+    examples = make_task("similarity", 200, seed=5)
+    assert sum(e.label for e in examples) == 100
+    for e in examples:
+        a, b = e.parts
+        assert grammar.sentence_probability(list(a)) > 0 < grammar.sentence_probability(list(b))
+        same = [x == y for x, y in zip(subject_and_verb(a), subject_and_verb(b), strict=True)]
+        assert (all(same) if e.label else sum(same) == 1) and len(a) + len(b) <= 17
+
+
+def test_multiple_choice_has_one_entailed_answer_at_the_label():
+    examples = make_task("multiple choice", 200, seed=5)
+    assert {e.label for e in examples} == {0, 1, 2, 3}
+    for e in examples:
+        premise, *answers = e.parts
+        subject, verb = subject_and_verb(premise)
+        holds = [a[0] == subject and a[2] == verb for a in answers]
+        assert len(answers) == 4 and holds.count(True) == 1 and holds.index(True) == e.label
+        assert len(set(answers)) == 4
+
+
+@pytest.mark.parametrize(("task", "shape"), [("similarity", (3, 2)), ("multiple choice", (3, 4))])
+def test_several_sequences_per_example_encode_as_one_row_each(task, shape):
+    tokenizer = task_tokenizer()
+    examples = make_task(task, 3, seed=0)
+    ids, labels = encode(task, examples, tokenizer)
+    assert ids.shape[:2] == shape and ids.shape[2] <= 20 and labels.shape == (3,)
+    first = [tokenizer.tokens[i] for i in ids[0, 1] if i != tokenizer.pad_id]
+    if task == "similarity":  # the second row is the b-a order
+        a, b = examples[0].parts
+        assert first == ["<SOS>", *b, DELIM, *a, EXTRACT]
+    else:
+        assert first == ["<SOS>", *examples[0].parts[0], DELIM, *examples[0].parts[2], EXTRACT]
 
 
 def test_the_task_tokenizer_matches_the_new_rows():

@@ -176,7 +176,32 @@ def _builders():
         "fine_tuning_curves_figure": lambda: figures.fine_tuning_curves_figure(
             load_curves()["runs"], "entailment", 0.5, 128
         ),
+        "zero_shot_figure": lambda: figures.zero_shot_figure(
+            *_zero_shot_rows(), load_curves()["runs"]
+        ),
     }
+
+
+def _zero_shot_rows():
+    """Rows shaped as measure_zero_shot's, without the model: (by_size, by_step)."""
+    g = torch.Generator().manual_seed(0)
+    methods = {"grammaticality": ("lowest", "mean"), "entailment": ("rewrite",)}
+
+    def accuracy():
+        return 0.5 + 0.5 * float(torch.rand((), generator=g))
+
+    by_size, by_step = [], []
+    for task, names in methods.items():
+        by_size.append(dict(task=task, method="truth", n_labelled=None, seed=None, accuracy=0.95))
+        for method in names:
+            for seed in range(3):
+                row = dict(task=task, method=method, seed=seed)
+                by_size += [dict(row, n_labelled=n, accuracy=accuracy()) for n in (2, 16, 1024)]
+                by_step += [
+                    dict(row, n_labelled=16, accuracy=accuracy(), step=step)
+                    for step in (0, 100, 300, 800)
+                ]
+    return by_size, by_step
 
 
 def test_every_figure_builder_has_a_legibility_check():

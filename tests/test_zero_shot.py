@@ -15,6 +15,7 @@ from nbhelpers.corpus.tasks import LabelledExample, make_task
 from nbhelpers.experiments.course_model import load_course_model
 from nbhelpers.experiments.zero_shot import (
     accuracy_at,
+    choice_accuracy,
     fit_threshold,
     labels_of,
     measure_zero_shot,
@@ -114,3 +115,16 @@ def test_bad_input_names_the_argument(lm, words):
         zero_shot_scores("grammaticality", lm, example, words, "median")
     with pytest.raises(ValueError, match="task must be one of"):
         zero_shot_scores("translation", lm, example, words)
+
+
+def test_multiple_choice_scores_every_answer_and_splits_ties():
+    scores = torch.tensor([[0.0, -1.0, -2.0, -3.0], [1.0, 1.0, 0.0, -1.0], [0.0, 2.0, 0.0, 0.0]])
+    labels = torch.tensor([0, 1, 0])
+    assert choice_accuracy(scores, labels) == pytest.approx((1 + 0.5 + 0) / 3)
+
+
+def test_the_entailed_answer_scores_exactly_zero(lm, words):
+    examples = make_task("multiple choice", 20, seed=4)
+    scores = zero_shot_scores("multiple choice", lm, examples, words)
+    assert scores.shape == (20, 4)
+    assert bool((scores.gather(1, labels_of(examples)[:, None]) == 0).all())

@@ -7,6 +7,13 @@ exact: the grammar says whether a sentence can be produced, and who does what in
 * `entailment`, a pair task like GPT-1's natural-language inference: a premise
   (毎朝 犬 が 河岸 を ゆっくり 歩く) and a short hypothesis (犬 が 歩く). Label 1: the premise's
   subject does the hypothesis's verb; 0: the hypothesis has another subject or another verb.
+* `similarity`, a pair task like GPT-1's paraphrase detection (QQP, MRPC), without an order:
+  two sentences, label 1 when they tell of the same subject doing the same thing
+  (犬 が 河岸 を 歩く, 白い 犬 が 公園 を ゆっくり 歩く), 0 when the subject or the verb differs
+  (the other one is shared, so that a single word decides).
+* `multiple choice`, like GPT-1's RACE or Story Cloze: a premise and four short answers
+  (犬 が 歩く, 猫 が 歩く, 犬 が 走る, 馬 が 歩く), exactly one of which the premise entails; the
+  label is its index.
 
 Sentences have one clause (`JapaneseGrammar(conjunction_probability=0)`), so that a pair
 fits the pre-trained model's context.
@@ -22,7 +29,11 @@ from ..support.language import tr
 from ..support.validation import check_positive_int, check_seed
 from .grammar import PLACE_KIND, SUBJECTS, VERBS, JapaneseGrammar
 
-TASKS = ("grammaticality", "entailment")
+TASKS = ("grammaticality", "entailment", "similarity", "multiple choice")
+CHOICES = 4  # answers per multiple-choice example
+PAIR_WORDS = (
+    17  # the two sentences of a similarity pair, at most: <SOS> a <DELIM> b <EXTRACT> fits 20
+)
 _VERBS = tuple(dict.fromkeys(v for verbs in VERBS.values() for v in verbs))
 _SLOTS = {"subject": tuple(SUBJECTS), "place": tuple(PLACE_KIND), "verb": _VERBS}
 
@@ -53,8 +64,9 @@ def corrupt(sentence: list[str], rng: np.random.Generator, grammar: JapaneseGram
 
 
 def make_task(name: str, n: int, seed: int = 0) -> list[LabelledExample]:
-    """n labelled examples of task `name` ("grammaticality" or "entailment"), half of each
-    label in random order, from a NumPy generator seeded with `seed`."""
+    """n labelled examples of task `name` (one of TASKS) from a NumPy generator seeded with
+    `seed`: half of each label in random order, or for multiple choice the right answer at a
+    random place among the CHOICES."""
     if name not in TASKS:
         raise ValueError(
             tr(
@@ -75,8 +87,13 @@ def make_task(name: str, n: int, seed: int = 0) -> list[LabelledExample]:
             text = sentence if label else corrupt(sentence, rng, grammar)
             examples.append(LabelledExample((tuple(text),), label))
             continue
-        where = _where(sentence)
-        subject, verb = sentence[where["subject"]], sentence[where["verb"]]
+        subject, verb = _subject_verb(sentence)
+        if name == "similarity":
+            examples.append(_similar_pair(sentence, label, rng, grammar))
+            continue
+        if name == "multiple choice":
+            examples.append(_choices(sentence, rng))
+            continue
         if not label:
             if rng.integers(2):
                 subject = _other(SUBJECTS, subject, rng)
@@ -84,6 +101,42 @@ def make_task(name: str, n: int, seed: int = 0) -> list[LabelledExample]:
                 verb = _other(_VERBS, verb, rng)
         examples.append(LabelledExample((tuple(sentence), (subject, "が", verb)), label))
     return examples
+
+
+def _subject_verb(sentence) -> tuple[str, str]:
+    where = _where(list(sentence))
+    return sentence[where["subject"]], sentence[where["verb"]]
+
+
+def _similar_pair(a, label: int, rng: np.random.Generator, grammar: JapaneseGrammar):
+    """a and a second sentence b of the grammar: the same subject and verb (label 1), or one
+    of the two the same and the other different (label 0), the pair at most PAIR_WORDS words."""
+    subject, verb = _subject_verb(a)
+    while True:
+        b = grammar.sample(1, rng)[0]
+        same = [x == y for x, y in zip(_subject_verb(b), (subject, verb), strict=True)]
+        wanted = all(same) if label else sum(same) == 1
+        if wanted and len(a) + len(b) <= PAIR_WORDS:
+            return LabelledExample((tuple(a), tuple(b)), label)
+
+
+def _choices(sentence, rng: np.random.Generator) -> LabelledExample:
+    """The premise and CHOICES answers S が V: its own subject and verb once, the others with
+    another subject or another verb; the label is where the right one landed."""
+    subject, verb = _subject_verb(sentence)
+    answers = {(subject, verb)}
+    while len(answers) < CHOICES:
+        if rng.integers(2):
+            answers.add((_other(SUBJECTS, subject, rng), verb))
+        else:
+            answers.add((subject, _other(_VERBS, verb, rng)))
+    wrong = sorted(answers - {(subject, verb)})
+    order = rng.permutation(CHOICES).tolist()
+    ranked = [(subject, verb), *wrong]
+    answers = [ranked[k] for k in order]
+    label = answers.index((subject, verb))
+    parts = (tuple(sentence), *((s, "が", v) for s, v in answers))
+    return LabelledExample(parts, label)
 
 
 def _other(words, word: str, rng: np.random.Generator) -> str:

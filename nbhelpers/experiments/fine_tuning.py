@@ -32,6 +32,8 @@ from ..fine_tuning import (
     classification_input,
     entailment_input,
     fine_tuning_loss,
+    multiple_choice_inputs,
+    similarity_inputs,
 )
 from ..gpt1 import GPT1, evaluating
 from ..support.language import tr
@@ -110,18 +112,35 @@ def task_tokenizer(grammar: JapaneseGrammar | None = None):
     return Tokenizer([*words, *TASK_TOKENS])
 
 
-def task_input(task: str, example: LabelledExample) -> list[str]:
-    """The input transformation of `task` applied to one example (fine_tuning.py)."""
+def task_input(task: str, example: LabelledExample) -> list:
+    """The input transformation of `task` applied to one example (fine_tuning.py): one
+    sequence, or for similarity and multiple choice a list of them."""
     if task == "grammaticality":
         return classification_input(example.parts[0])
+    if task == "similarity":
+        return similarity_inputs(*example.parts)
+    if task == "multiple choice":
+        return multiple_choice_inputs(example.parts[0], example.parts[1:])
     return entailment_input(*example.parts)
 
 
+def head_of(task: str) -> dict:
+    """The classifier head a task needs: GPT1Classifier's n_classes and kind."""
+    if task == "multiple choice":
+        return {"n_classes": 1, "kind": "multiple choice"}
+    return {"n_classes": 2, "kind": "similarity" if task == "similarity" else "classification"}
+
+
 def encode(task: str, examples: Sequence[LabelledExample], tokenizer):
-    """The examples as a right-padded batch of ids (B, n) and their labels (B,)."""
-    rows = [tokenizer.encode(task_input(task, e), sos=False) for e in examples]
+    """The examples as a right-padded batch of ids, (B, n), or (B, 2 or k, n) for the tasks
+    with several sequences per example, and their labels (B,)."""
     labels = torch.tensor([e.label for e in examples], dtype=torch.long)
-    return tokenizer.pad(rows), labels
+    inputs = [task_input(task, e) for e in examples]
+    if isinstance(inputs[0][0], str):  # one sequence per example
+        return tokenizer.pad([tokenizer.encode(x, sos=False) for x in inputs]), labels
+    rows = [tokenizer.encode(x, sos=False) for sequences in inputs for x in sequences]
+    per_example = len(inputs[0])
+    return tokenizer.pad(rows).unflatten(0, (len(examples), per_example)), labels  # (B, m, n)
 
 
 @functools.cache
@@ -197,7 +216,8 @@ def _fine_tune(settings: FineTuningSettings, data):
     known, encoded = test_set(settings.task)
     test_ids, test_labels = encoded if test is known else encode(settings.task, test, tokenizer)
     model, (_, extract_id) = starting_model(settings.layers, settings.seed)
-    classifier = GPT1Classifier(model, 2, extract_id, seed=settings.seed)
+    classifier = GPT1Classifier(model, extract_id=extract_id, seed=settings.seed,
+                                **head_of(settings.task))  # fmt: skip
     optimizer = torch.optim.Adam(classifier.parameters(), lr=settings.lr)
     generator = torch.Generator().manual_seed(settings.seed)
     batch = min(settings.batch_size, settings.n_labelled)
@@ -207,7 +227,7 @@ def _fine_tune(settings: FineTuningSettings, data):
         for _ in range(settings.steps):
             rows = torch.randperm(settings.n_labelled, generator=generator)[:batch]
             ids = train_ids[rows]
-            ids = ids[:, : int((ids != tokenizer.pad_id).sum(1).max())]  # drop all-<PAD> columns
+            ids = ids[..., : int((ids != tokenizer.pad_id).sum(-1).max())]  # drop all-<PAD> columns
             loss = fine_tuning_loss(
                 classifier, ids, train_labels[rows], lam=settings.lam, pad_id=tokenizer.pad_id
             )
@@ -228,6 +248,13 @@ CONDITIONS = (
     ("embeddings only", 0, 0.5),
     ("no pre-training", None, 0.5),
 )
+# The two tasks added later (GPT-1 §3.3's similarity and multiple choice) are measured for the
+# comparisons the notebook draws from them: λ = 0.5 and 0, and no pre-training.
+NEW_TASK_CONDITIONS = (
+    ("pre-trained", 1, 0.5),
+    ("pre-trained", 1, 0.0),
+    ("no pre-training", None, 0.5),
+)
 SIZES = (16, 32, 64, 128, 256, 512, 1024)
 SEEDS = (0, 1, 2)
 
@@ -236,18 +263,27 @@ def measure_curves(
     tasks: Sequence[str] = TASKS,
     sizes: Sequence[int] = SIZES,
     seeds: Sequence[int] = SEEDS,
-    conditions=CONDITIONS,
+    conditions=None,
     progress=None,
 ) -> dict:
     """Accuracy for every task, condition, labelled-set size and seed: a dict that
-    `save_curves` writes as JSON. `progress(done, total)` is called after each run."""
+    `save_curves` writes as JSON. `conditions` default to CONDITIONS for grammaticality and
+    entailment, NEW_TASK_CONDITIONS for similarity and multiple choice. `progress(done,
+    total)` is called after each run."""
+
+    def conditions_of(task):
+        if conditions is not None:
+            return conditions
+        return CONDITIONS if task in ("grammaticality", "entailment") else NEW_TASK_CONDITIONS
+
     recipe = FineTuningSettings()
     runs = []
-    total, done = len(tasks) * len(seeds) * len(conditions) * len(sizes), 0
+    total = sum(len(conditions_of(task)) for task in tasks) * len(seeds) * len(sizes)
+    done = 0
     for task in tasks:
         for seed in seeds:
             data = split(task, seed)
-            for label, layers, lam in conditions:
+            for label, layers, lam in conditions_of(task):
                 for size in sizes:
                     settings = FineTuningSettings(
                         task=task, n_labelled=size, layers=layers, lam=lam, seed=seed

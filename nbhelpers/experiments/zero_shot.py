@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import torch
 
 from ..corpus import JapaneseGrammar
-from ..corpus.tasks import TASKS, LabelledExample
+from ..corpus.tasks import LabelledExample
 from ..corpus.tokenizer import Tokenizer
 from ..gpt1 import GPT1, evaluating
 from ..support.language import tr
@@ -65,8 +65,12 @@ def rewritten_premise(premise: Sequence[str], hypothesis: Sequence[str]) -> list
     return rewritten
 
 
-# The heuristics of each task: a name, and what it scores.
-METHODS = {"grammaticality": ("lowest", "mean"), "entailment": ("rewrite",)}
+# The heuristics of each task. Similarity has none: GPT-1 gave none for it either.
+METHODS = {
+    "grammaticality": ("lowest", "mean"),
+    "entailment": ("rewrite",),
+    "multiple choice": ("rewrite",),
+}
 
 
 def zero_shot_scores(
@@ -75,9 +79,12 @@ def zero_shot_scores(
 ) -> torch.Tensor:  # fmt: skip
     """One score per example, higher meaning label 1. Grammaticality: the sentence's
     "lowest" or "mean" token log-probability (`method`, "lowest" by default); entailment
-    ("rewrite"): log P(rewritten premise) - log P(premise)."""
-    if task not in TASKS:
-        raise ValueError(tr("task must be one of {TASKS}, got {task!r}", TASKS=TASKS, task=task))
+    ("rewrite"): log P(rewritten premise) - log P(premise); multiple choice: that score for
+    each of the k answers, (B, k), the highest being the model's choice."""
+    if task not in METHODS:
+        raise ValueError(
+            tr("task must be one of {tasks}, got {task!r}", tasks=tuple(METHODS), task=task)
+        )
     method = method or METHODS[task][0]
     if method not in METHODS[task]:
         raise ValueError(
@@ -91,11 +98,16 @@ def zero_shot_scores(
     if task == "grammaticality":
         return sentence_scores(model, [e.parts[0] for e in examples], tokenizer)[method]
     premises = [e.parts[0] for e in examples]
-    rewritten = [rewritten_premise(*e.parts) for e in examples]
-    # two batches of the same shapes, row for row: the same sentence gets the same bits, so
-    # an entailed example (rewritten = premise) scores exactly 0
-    after = sentence_scores(model, rewritten, tokenizer)["total"]
-    return after - sentence_scores(model, premises, tokenizer)["total"]
+    before = sentence_scores(model, premises, tokenizer)["total"]
+    # batches of the same shapes, row for row: the same sentence gets the same bits, so an
+    # answer the premise entails (rewritten = premise) scores exactly 0
+    answers = [e.parts[1:] for e in examples]  # one hypothesis, or the k answers
+    after = []
+    for k in range(len(answers[0])):
+        rewritten = [rewritten_premise(p, a[k]) for p, a in zip(premises, answers, strict=True)]
+        after.append(sentence_scores(model, rewritten, tokenizer)["total"])
+    scores = torch.stack(after, dim=-1) - before.unsqueeze(-1)  # (B, 1) or (B, k)
+    return scores.squeeze(-1) if task == "entailment" else scores
 
 
 def true_scores(task: str, examples: Sequence[LabelledExample]) -> torch.Tensor:
@@ -110,10 +122,12 @@ def true_scores(task: str, examples: Sequence[LabelledExample]) -> torch.Tensor:
 
     if task == "grammaticality":
         return torch.tensor([log_p(e.parts[0]) for e in examples], dtype=torch.float64)
-    return torch.tensor(
-        [log_p(rewritten_premise(*e.parts)) - log_p(e.parts[0]) for e in examples],
+    scores = torch.tensor(
+        [[log_p(rewritten_premise(e.parts[0], a)) - log_p(e.parts[0]) for a in e.parts[1:]]
+         for e in examples],
         dtype=torch.float64,
-    )
+    )  # fmt: skip
+    return scores.squeeze(-1) if task == "entailment" else scores
 
 
 def labels_of(examples: Sequence[LabelledExample]) -> torch.Tensor:
@@ -145,6 +159,16 @@ def accuracy_at(scores: torch.Tensor, labels: torch.Tensor, threshold: float) ->
     return float(((scores > threshold).long() == labels).double().mean())
 
 
+def choice_accuracy(scores: torch.Tensor, labels: torch.Tensor) -> float:
+    """Multiple choice: the share of examples whose right answer scores highest, an answer
+    tied with t - 1 others for the highest counting 1/t (the expected accuracy of picking one
+    of them at random)."""
+    top = scores.amax(dim=-1, keepdim=True)
+    tied = (scores == top).sum(-1).double()
+    right = (scores.gather(-1, labels.unsqueeze(-1)) == top).squeeze(-1).double()
+    return float((right / tied).mean())
+
+
 def best_accuracy(scores: torch.Tensor, labels: torch.Tensor) -> float:
     """The accuracy of the best threshold for these very examples (an upper bound)."""
     return accuracy_at(scores, labels, fit_threshold(scores, labels))
@@ -154,7 +178,7 @@ ZERO_SHOT_SIZES = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
 def measure_zero_shot(
-    model: GPT1, tasks: Sequence[str] = TASKS, sizes: Sequence[int] = ZERO_SHOT_SIZES,
+    model: GPT1, tasks: Sequence[str] = tuple(METHODS), sizes: Sequence[int] = ZERO_SHOT_SIZES,
     seeds: Sequence[int] = (0, 1, 2),
 ) -> list[dict]:  # fmt: skip
     """The accuracy on each task's test set (the one fine-tuning is measured on) of each
@@ -169,6 +193,14 @@ def measure_zero_shot(
     for task in tasks:
         test, _ = test_set(task)
         test_labels = labels_of(test)
+        if task == "multiple choice":  # no threshold: the highest-scoring answer is chosen
+            for method, scores in (("rewrite", zero_shot_scores(task, model, test, tokenizer)),
+                                   ("truth", true_scores(task, test))):  # fmt: skip
+                accuracy = choice_accuracy(scores, test_labels)
+                runs.append(
+                    dict(task=task, method=method, n_labelled=None, seed=None, accuracy=accuracy)
+                )
+            continue
         pools = {seed: split(task, seed)[0][: max(sizes)] for seed in seeds}
         ceiling = best_accuracy(true_scores(task, test), test_labels)
         runs.append(dict(task=task, method="truth", n_labelled=None, seed=None, accuracy=ceiling))

@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
+from ..corpus.tasks import CHOICES
 from ..support.language import tr, translate
 from .bars import SERIES_COLOURS
 from .canvas import BlitCanvas, Canvas
@@ -282,9 +283,9 @@ class FineTuningCurvesCanvas(BlitCanvas):
         self._drawn: list = []
         self._ticks: tuple | None = None
         ax = self.ax
-        ax.axhline(0.5, color=PALE_GREY, lw=0.8)
+        self._chance = ax.axhline(0.5, color=PALE_GREY, lw=0.8)  # moved to each task's chance
         ax.set_xscale("log", base=2)
-        ax.set_ylim(0.4, 1.0)
+        ax.set_ylim(0.2, 1.0)
         ax.set_xlabel(tr("labelled examples"), fontsize=10)
         ax.set_ylabel(tr("test accuracy"), fontsize=10)
         ax.tick_params(labelsize=9)
@@ -333,7 +334,9 @@ class FineTuningCurvesCanvas(BlitCanvas):
         ax.set_title(tr("task: {task}", task=name_of(task)), fontsize=11)
         legend = ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0),
                            frameon=False)  # fmt: skip
-        self.painted(*self._drawn, self._marker, ax.title, legend)
+        chance = 1 / CHOICES if task == "multiple choice" else 0.5
+        self._chance.set_ydata([chance, chance])
+        self.painted(*self._drawn, self._chance, self._marker, ax.title, legend)
         return self.figure
 
     def shows(self):

@@ -94,8 +94,8 @@ def zero_shot_figure(
             ax.axhline(0.5, color=PALE_GREY, lw=0.8)
             ax.set_ylim(0.4, 1.02)
             ax.set_ylabel(tr("test accuracy"), fontsize=9)
-            ax.tick_params(labelsize=8)
+            ax.tick_params(labelsize=9)
             ax.grid(True, alpha=0.3)
-        left.legend(fontsize=8, loc="lower right")
+        left.legend(fontsize=9, loc="lower right")
     figure.tight_layout()
     return figure
