@@ -50,7 +50,7 @@ def zero_shot_figure(
     fine-tuning of the pre-trained model with λ = 0.5, and the heuristic's ceiling with the
     grammar's exact probabilities (method "truth"). Right: the heuristics' accuracy with a
     threshold from 16 labelled examples against the pre-training step of the checkpoint."""
-    figure = Canvas(figsize=(10.4, 3.3 * len(tasks)), dpi=100).figure
+    figure = Canvas(figsize=(10.4, 4.0 * len(tasks)), dpi=100).figure
     axes = figure.subplots(len(tasks), 2, squeeze=False, gridspec_kw={"width_ratios": (3, 2)})
     for row, task in enumerate(tasks):
         left, right = axes[row]
@@ -96,6 +96,9 @@ def zero_shot_figure(
             ax.set_ylabel(tr("test accuracy"), fontsize=9)
             ax.tick_params(labelsize=9)
             ax.grid(True, alpha=0.3)
-        left.legend(fontsize=9, loc="lower right")
+        # below the axes, off every curve
+        left.legend(
+            fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False
+        )
     figure.tight_layout()
     return figure

@@ -123,7 +123,10 @@ class FineTuningCurvesExplorer(FigureExplorer):
         lines = []
         for start, lam in (("pre-trained", self.lam.value), ("no pre-training", 0.5)):
             values = self.accuracies(start, lam)
-            if values:
+            if not values:  # similarity and multiple choice were measured with fewer λ
+                lines.append(markup("{start}, λ = {lam:g}: no stored runs for this task",
+                                    start=name_of(start), lam=lam))  # fmt: skip
+            else:
                 lines.append(markup(
                     "{start}, λ = {lam:g}: {mean:.3f} (seeds {low:.3f} to {high:.3f})",
                     start=name_of(start), lam=lam, mean=float(np.mean(values)),
