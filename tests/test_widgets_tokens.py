@@ -98,3 +98,13 @@ def test_the_curves_explorer_reads_the_stored_runs():
     assert_redraws(explorer, "n_labelled", 16)
     with pytest.raises(ValueError, match="task must be one of"):
         FineTuningCurvesExplorer(task="sentiment")
+
+
+def test_the_curves_explorer_offers_only_the_measured_lambdas():
+    explorer = FineTuningCurvesExplorer(task="grammaticality")
+    explorer.lam.value = 1.0
+    explorer.task.value = "multiple choice"  # measured with λ = 0.5 and 0 only
+    assert [v for _, v in explorer.lam.options] == [0.0, 0.5] and explorer.lam.value == 0.5
+    assert "no stored runs" not in explorer.readout.value
+    explorer.task.value = "entailment"
+    assert [v for _, v in explorer.lam.options] == [0.0, 0.5, 1.0]

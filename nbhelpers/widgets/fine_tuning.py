@@ -91,21 +91,44 @@ class FineTuningCurvesExplorer(FigureExplorer):
             raise ValueError(
                 tr("task must be one of {tasks}, got {task!r}", tasks=tasks, task=task)
             )
-        lams = sorted({r["lam"] for r in self.runs if r["start"] == "pre-trained"})
         sizes = sorted({r["n_labelled"] for r in self.runs})
         self.task = widgets.Dropdown(
             options=[(name_of(t), t) for t in tasks], value=task, description=tr("task")
         )
+        lams = self._lams(task)
         self.lam = widgets.SelectionSlider(
             options=[(f"{v:g}", v) for v in lams], value=0.5 if 0.5 in lams else lams[0],
             description="λ", continuous_update=True,
         )  # fmt: skip
+        self._syncing = False
         self.n_labelled = widgets.SelectionSlider(
             options=[(str(n), n) for n in sizes], value=sizes[len(sizes) // 2],
             description=tr("labelled examples"), continuous_update=True,
         )  # fmt: skip
         self.canvas = FineTuningCurvesCanvas(blit=True)
         super().__init__([self.task, self.lam, self.n_labelled])
+        self.redraw()
+
+    def _lams(self, task: str) -> list[float]:
+        """The λ the stored runs of the pre-trained model have for `task`."""
+        return sorted(
+            {r["lam"] for r in self.runs if (r["task"], r["start"]) == (task, "pre-trained")}
+        )
+
+    def _on_change(self, change) -> None:
+        if self._syncing:
+            return
+        if change["owner"] is self.task:  # another task may have been measured with other λ
+            lams = self._lams(change["new"])
+            self._syncing = True  # new options would otherwise redraw once more
+            try:
+                kept = (
+                    self.lam.value if self.lam.value in lams else (0.5 if 0.5 in lams else lams[0])
+                )
+                self.lam.options = [(f"{v:g}", v) for v in lams]
+                self.lam.value = kept
+            finally:
+                self._syncing = False
         self.redraw()
 
     def accuracies(self, start: str, lam: float) -> list[float]:
