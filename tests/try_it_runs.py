@@ -294,7 +294,8 @@ def notebook_run(stem: str, edits: tuple[tuple[str, str], ...], until: int) -> d
         source = cell.source
         for old, new in edits:
             if old in source:
-                source, _ = source.replace(old, new), applied.add(old)
+                source = source.replace(old, new)
+                applied.add(old)
         with contextlib.redirect_stdout(io.StringIO()):
             exec(compile(source, f"{stem} cell {index}", "exec"), namespace)
     missing = [old for old, _ in edits if old not in applied]

@@ -140,6 +140,7 @@ def wired(h, attn, ln_1, ln_2, ffn, *, norm_first):
 
 def post_ln_mistakes(h, block, n_heads, attn, ln_1, ln_2, ffn, causal, squeeze):
     g = ln_1(h + attn(h))
+    no_residual = ln_1(attn(h))
     first = ln_1(h + ffn(h))
     pre_ln = reference_layer(block, n_heads, norm_first=True)
     return [
@@ -152,7 +153,7 @@ def post_ln_mistakes(h, block, n_heads, attn, ln_1, ln_2, ffn, causal, squeeze):
         ),
         (
             tr("the first residual connection is missing: ln_1(h + attn(h)), not ln_1(attn(h))"),
-            squeeze(ln_2(ln_1(attn(h)) + ffn(ln_1(attn(h))))),
+            squeeze(ln_2(no_residual + ffn(no_residual))),
         ),
         (
             tr("the second residual connection is missing: ln_2(g + ffn(g)), not ln_2(ffn(g))"),
@@ -168,7 +169,9 @@ def post_ln_mistakes(h, block, n_heads, attn, ln_1, ln_2, ffn, causal, squeeze):
 def pre_ln_mistakes(h, block, n_heads, attn, ln_1, ln_2, ffn, causal, squeeze):
     post_ln = reference_layer(block, n_heads, norm_first=False)
     x = ln_1(h)
-    g = x + attn(x)
+    attended = attn(x)
+    g = x + attended  # the residual taken from the normalised copy
+    normalised = ln_1(h + attended)  # the sum normalised as well
     return [
         (
             tr(
@@ -189,11 +192,11 @@ def pre_ln_mistakes(h, block, n_heads, attn, ln_1, ln_2, ffn, causal, squeeze):
                 "the sum is normalised as well: pre-LN leaves h + attn(ln_1(h)) as it is (the "
                 "LayerNorm comes before each sublayer, not after)"
             ),
-            squeeze(ln_2(ln_1(h + attn(x)) + ffn(ln_2(ln_1(h + attn(x)))))),
+            squeeze(ln_2(normalised + ffn(ln_2(normalised)))),
         ),
         (
             tr("the first residual connection is missing: h + attn(ln_1(h)), not attn(ln_1(h))"),
-            squeeze(attn(x) + ffn(ln_2(attn(x)))),
+            squeeze(attended + ffn(ln_2(attended))),
         ),
     ]
 
@@ -223,12 +226,12 @@ def check_gpt1_forward(fn) -> CheckResult:
             torch.randint(0, len(VOCAB), (2, 11), generator=g),
         ),
     ):
-        with torch.no_grad():
-            if ids.shape[-1] <= k:
-                expected, mistakes = reference_logits(model, ids, with_mistakes=True)
-            else:
-                expected, mistakes = windowed_logits(model, ids), window_mistakes(model, ids)
         long = ids.shape[-1] > k
+        with torch.no_grad():
+            if long:
+                expected, mistakes = windowed_logits(model, ids), window_mistakes(model, ids)
+            else:
+                expected, mistakes = reference_logits(model, ids, with_mistakes=True)
         cases.append(
             Case(
                 name,
