@@ -16,7 +16,8 @@ EXEC_ENV := NBHELPERS_DEVICE=cpu PYTHONHASHSEED=0 MPLBACKEND=Agg
 # threads, so every run on an AVX2 or AVX-512 machine compares across kernels (README).
 PORTABLE_ENV := $(EXEC_ENV) ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1
 
-.PHONY: lab lab-ja test check unit nbval lint browser notebooks course-model fine-tuning-curves \
+.PHONY: lab lab-ja test check unit nbval lint browser notebooks course-model deep-model \
+	fine-tuning-curves fine-tuning-claims \
 	benchmarks \
 	gpu-check clean
 
@@ -99,9 +100,17 @@ notebooks: $(STAMP)
 course-model: $(STAMP)
 	$(PORTABLE_ENV) $(PY) scripts/save_course_model.py
 
+# The same recipe with 4 blocks, for notebook 11's layers-transferred curve.
+deep-model: $(STAMP)
+	$(PORTABLE_ENV) $(PY) scripts/save_course_model.py deep
+
 # Notebook 11's fine-tuning curves, stored for it to plot (scripts/save_fine_tuning_curves.py).
 fine-tuning-curves: $(STAMP)
 	$(EXEC_ENV) OMP_NUM_THREADS=1 $(PY) scripts/save_fine_tuning_curves.py
+
+# What notebook 11 shows of fine-tuning past the curves (scripts/save_fine_tuning_claims.py).
+fine-tuning-claims: $(STAMP)
+	$(EXEC_ENV) OMP_NUM_THREADS=1 $(PY) scripts/save_fine_tuning_claims.py
 
 # Every benchmark, each writing its figures to benchmarks/results/NAME.json, then the README's
 # performance table made from them (scripts/performance_table.py). Run on an idle machine.

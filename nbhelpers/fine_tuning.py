@@ -9,8 +9,10 @@ the pre-trained model reads left to right, from a start token to an extract toke
                       (both orders: the pair has none; their h_L^m are added before W_y)
     multiple choice:  <SOS> context <DELIM> answer_k <EXTRACT>, one sequence per answer k
 
-The pre-trained model already starts every sentence with <SOS>, so <SOS> serves as GPT-1's
-start token; <DELIM> and <EXTRACT> are new rows of W_e (`GPT1.add_tokens`).
+The pre-trained model already starts every sentence with <SOS>, so the course lets <SOS> serve
+as the start token; <DELIM> and <EXTRACT> are new rows of W_e (`GPT1.add_tokens`). GPT-1 makes
+its start token new as well: <START>, a third new row (the paper's recipe in
+experiments/fine_tuning.py swaps it in).
 
 The objectives, for a labelled set C of (x¹ .. xᵐ, y):
 
@@ -36,11 +38,11 @@ from torch import nn
 from .corpus.tokenizer import PAD, SOS
 from .gpt1 import GPT1, check_gpt1
 from .support.language import tr
-from .support.validation import check_positive_int, is_int, is_number
+from .support.validation import check_positive_int, check_probability, is_int, is_number
 
-DELIM, EXTRACT = "<DELIM>", "<EXTRACT>"
+DELIM, EXTRACT, START = "<DELIM>", "<EXTRACT>", "<START>"
 TASK_TOKENS = (DELIM, EXTRACT)  # the rows fine-tuning adds to W_e, in this order
-_RESERVED = {PAD, SOS, DELIM, EXTRACT}
+_RESERVED = {PAD, SOS, DELIM, EXTRACT, START}
 
 
 def _text(name: str, tokens) -> list:
@@ -136,11 +138,12 @@ class GPT1Classifier(nn.Module):
 
     def __init__(
         self, gpt: GPT1, n_classes: int, extract_id: int, *, seed: int = 0,
-        kind: str = "classification",
+        kind: str = "classification", dropout: float = 0.0,
     ):  # fmt: skip
         super().__init__()
         check_gpt1(gpt)
         check_positive_int("n_classes", n_classes)
+        check_probability("dropout", dropout)
         if kind not in KINDS:
             raise ValueError(
                 tr("kind must be one of {kinds}, got {kind!r}", kinds=KINDS, kind=kind)
@@ -165,6 +168,7 @@ class GPT1Classifier(nn.Module):
         self.gpt = gpt
         self.kind = kind
         self.extract_id = int(extract_id)
+        self.dropout = nn.Dropout(dropout)  # on h_L^m before W_y: 0.1 in GPT-1's recipe
         self.W_y = nn.Linear(gpt.config.d_model, n_classes, bias=False)
         generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
@@ -195,7 +199,7 @@ class GPT1Classifier(nn.Module):
         h_m = extract_states(h, ids, self.extract_id)  # (B, d), or (B, 2 or k, d)
         if self.kind == "similarity":
             h_m = h_m.sum(1)  # the two orders' states added
-        logits = self.W_y(h_m)  # (B, n_classes), or (B, k, 1) for multiple choice
+        logits = self.W_y(self.dropout(h_m))  # (B, n_classes), or (B, k, 1) for multiple choice
         if self.kind == "multiple choice":
             logits = logits.squeeze(-1)  # (B, k): one score per answer, softmax over k
         return logits, self.gpt.logits(h)  # and the LM logits, (B, [2 or k,] n, vocab)
@@ -228,9 +232,12 @@ def fine_tuning_loss(
     *,
     lam: float = 0.5,
     pad_id: int,
+    lm_examples: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The loss to minimise: -L2 / B - λ·L1 / N for B examples with N predicted tokens (not
-    <PAD>), i.e. the classifier's mean cross-entropy plus λ times the language model's."""
+    <PAD>), i.e. the classifier's mean cross-entropy plus λ times the language model's.
+    `lm_examples` (B,) bool, if given, keeps L1 to the examples marked True (notebook 11 tests
+    L1 on the grammatical sentences only); None: all of them."""
     if not isinstance(classifier, GPT1Classifier):
         raise TypeError(
             tr(
@@ -252,9 +259,24 @@ def fine_tuning_loss(
                 value=tuple(ids.shape[:1]),
             )
         )
+    if lm_examples is not None and (
+        not isinstance(lm_examples, torch.Tensor)
+        or lm_examples.dtype != torch.bool
+        or lm_examples.shape != ids.shape[:1]
+    ):
+        raise ValueError(
+            tr(
+                "lm_examples must be None or a bool tensor with one entry per example, "
+                "shape {value}",
+                value=tuple(ids.shape[:1]),
+            )
+        )
     class_logits, lm_logits = classifier(ids)
     loss = F.cross_entropy(class_logits, labels)
-    if lam:
+    if lam and (lm_examples is None or bool(lm_examples.any())):
+        if lm_examples is not None:  # the other examples' tokens become targets L1 skips
+            keep = lm_examples.view(-1, *[1] * (ids.dim() - 1))
+            ids = ids.masked_fill(~keep, pad_id)
         targets = ids[..., 1:].flatten()
         lm = lm_logits[..., :-1, :].flatten(0, -2)  # (B·(n-1), vocab)
         loss = loss + lam * F.cross_entropy(lm, targets, ignore_index=pad_id)

@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from nbhelpers.corpus import JapaneseGrammar
 from nbhelpers.experiments.course_model import (
     COURSE_MODEL_PATH,
+    DEEP_MODEL_PATH,
     course_model_details,
     load_course_model,
     load_course_run,
@@ -140,3 +141,15 @@ def test_kv_cache_figure():
         kv_cache_figure(lengths, {"a": [1e-3] * 3}, {"a": [1e-3] * 4})
     with pytest.raises(ValueError, match="positive times"):
         kv_cache_figure(lengths, {"a": [1e-3, 0, 1e-3, 1e-3]}, {"a": [1e-3] * 4})
+
+
+def test_the_deep_model_is_the_recipe_with_4_blocks_and_as_close_to_the_grammar(grammar):
+    """Notebook 11's layers-transferred curve starts from it (scripts/save_course_model.py
+    deep): its file records its own recipe and held-out KL, and a fresh held-out set agrees."""
+    deep = load_course_model(path=DEEP_MODEL_PATH)
+    assert deep.config == corpus_model_config(grammar, n_layers=4)
+    details = course_model_details(DEEP_MODEL_PATH)
+    assert (details["steps"], details["lr"], details["cpu_capability"]) == (1600, 2e-3, "DEFAULT")
+    assert DEEP_MODEL_PATH.stat().st_size < 1024 * 1024  # the weights only, no checkpoints
+    kl, _ = evaluate(deep, make_heldout(grammar, n=500, seed=2024))
+    assert kl < 0.02, kl

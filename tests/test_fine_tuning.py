@@ -12,9 +12,12 @@ from nbhelpers import GPT1, GPT1Config
 from nbhelpers.corpus import JapaneseGrammar
 from nbhelpers.corpus.tasks import make_task
 from nbhelpers.experiments.fine_tuning import (
+    PAPER_RECIPE,
     FineTuningSettings,
+    batches,
     encode,
     fine_tune,
+    learning_rate_at,
     load_curves,
     split,
     starting_model,
@@ -23,6 +26,7 @@ from nbhelpers.experiments.fine_tuning import (
 from nbhelpers.fine_tuning import (
     DELIM,
     EXTRACT,
+    START,
     GPT1Classifier,
     classification_input,
     entailment_input,
@@ -259,3 +263,78 @@ def test_the_stored_curves_cover_the_sweep_and_a_rerun_lands_within_their_spread
               if (r["task"], r["start"], r["lam"], r["n_labelled"]) == chosen]  # fmt: skip
     result, _ = fine_tune(task="grammaticality", n_labelled=64, layers=1, lam=0.5, seed=0)
     assert min(stored) - 0.02 <= result.accuracy <= max(stored) + 0.02
+
+
+def test_the_new_start_token_replaces_sos_and_leaves_the_other_new_rows_as_they_were():
+    tokenizer = task_tokenizer(new_start=True)
+    ids, _ = encode("similarity", make_task("similarity", 3), tokenizer)  # (3, 2, n)
+    assert bool((ids[..., 0] == tokenizer.ids[START]).all())
+    assert not bool((ids == tokenizer.ids["<SOS>"]).any())
+    with_start, new_ids = starting_model(layers=1, seed=3, new_start=True)
+    without, old_ids = starting_model(layers=1, seed=3)
+    assert new_ids[:2] == old_ids and new_ids[2] == tokenizer.ids[START]
+    assert torch.equal(with_start.W_e.weight[: old_ids[-1] + 1], without.W_e.weight)
+
+
+def test_l1_on_some_examples_only_is_their_cross_entropy():
+    model = small()
+    classifier = GPT1Classifier(model, 2, extract_id=11)
+    ids = torch.tensor([[1, 3, 4, 11, 0], [1, 5, 6, 7, 11], [1, 2, 9, 11, 0]])
+    labels = torch.tensor([1, 0, 1])
+    keep = labels == 1
+    with torch.no_grad():
+        class_logits, lm_logits = classifier(ids)
+        loss = fine_tuning_loss(classifier, ids, labels, lam=0.5, pad_id=0, lm_examples=keep)
+        none = fine_tuning_loss(classifier, ids, labels, lam=0.5, pad_id=0,
+                                lm_examples=torch.zeros(3, dtype=torch.bool))  # fmt: skip
+    lm = F.cross_entropy(
+        lm_logits[keep, :-1].flatten(0, 1), ids[keep, 1:].flatten(), ignore_index=0
+    )
+    torch.testing.assert_close(loss, F.cross_entropy(class_logits, labels) + 0.5 * lm)
+    torch.testing.assert_close(none, F.cross_entropy(class_logits, labels))
+    with pytest.raises(ValueError, match="lm_examples must be None or a bool tensor"):
+        fine_tuning_loss(classifier, ids, labels, pad_id=0, lm_examples=torch.ones(3))
+
+
+def test_the_classifier_dropout_acts_in_training_only():
+    classifier = GPT1Classifier(small(), 2, extract_id=11, dropout=0.5)
+    ids = torch.tensor([[1, 3, 4, 11]] * 8)
+    classifier.eval()
+    assert torch.equal(classifier(ids)[0], classifier(ids)[0])
+    classifier.train()
+    torch.manual_seed(0)
+    logits = classifier(ids)[0]
+    assert not torch.allclose(logits, logits[:1].expand_as(logits))  # rows differ: dropped
+
+
+def test_the_papers_schedule_warms_up_then_decays_linearly_to_zero():
+    settings = FineTuningSettings(n_labelled=1000, **PAPER_RECIPE)
+    assert settings.total_steps == 3 * 32  # 3 epochs of ceil(1000 / 32) batches
+    rates = [learning_rate_at(settings, step) for step in range(settings.total_steps)]
+    assert rates[0] == pytest.approx(6.25e-5)  # 0.2 % of 96 steps rounds to one step
+    assert rates[-1] == pytest.approx(6.25e-5 / 95)
+    assert all(a >= b for a, b in zip(rates, rates[1:], strict=False)) and rates[1] > rates[-1]
+    longer = FineTuningSettings(
+        n_labelled=1000, steps=1000, epochs=None, schedule="warm-up, linear decay", warmup=0.01
+    )
+    warm = [learning_rate_at(longer, step) for step in range(12)]
+    assert warm[:10] == pytest.approx([1e-3 * (s + 1) / 10 for s in range(10)])
+    assert FineTuningSettings().total_steps == 300  # the course's: steps at a constant rate
+    assert learning_rate_at(FineTuningSettings(), 299) == 1e-3
+
+
+def test_epochs_show_every_example_once_per_epoch():
+    settings = FineTuningSettings(n_labelled=70, batch_size=32, epochs=2)
+    rows = list(batches(settings, torch.Generator().manual_seed(0)))
+    assert [len(r) for r in rows] == [32, 32, 6, 32, 32, 6]
+    for epoch in (rows[:3], rows[3:]):
+        assert sorted(torch.cat(epoch).tolist()) == list(range(70))
+
+
+def test_settings_refuse_what_they_cannot_run():
+    with pytest.raises(ValueError, match="lm_on"):
+        FineTuningSettings(task="entailment", lm_on="grammatical")
+    with pytest.raises(ValueError, match="model must be one of"):
+        FineTuningSettings(model="huge")
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        FineTuningSettings(schedule="cosine")

@@ -92,6 +92,7 @@ def _builders():
     from nbhelpers import figures
     from nbhelpers.corpus.bpe import learn_bpe
     from nbhelpers.experiments.fine_tuning import load_curves
+    from nbhelpers.experiments.fine_tuning_claims import load_claims
     from nbhelpers.figures.check_difference import check_difference_figure
 
     randn = seeded_randn(0)  # each test draws the same numbers, whatever ran before it
@@ -179,6 +180,11 @@ def _builders():
         "zero_shot_figure": lambda: figures.zero_shot_figure(
             *_zero_shot_rows(), load_curves()["runs"]
         ),
+        "probes_figure": lambda: figures.probes_figure(
+            load_claims()["probes"], load_claims()["recipes"], load_curves()["runs"]
+        ),
+        "convergence_figure": lambda: figures.convergence_figure(load_claims()["auxiliary"]),
+        "layers_figure": lambda: figures.layers_figure(load_claims()["layers"]),
     }
 
 

@@ -12,7 +12,8 @@ from .bpe import check_bpe_encode, check_merge_step
 from .capstone import Parts, train_your_gpt1, use_parts
 from .core import FAILED, NOT_ATTEMPTED, PASSED, CheckResult
 from .embeddings import check_decode_embedding, check_embed
-from .fine_tuning import check_fine_tuning_step, check_l3, check_similarity_inputs
+from .fine_tuning import check_fine_tuning_loop, check_fine_tuning_loss, check_task_head
+from .fine_tuning_capstone import fine_tune_yours
 from .masked_attention import check_causality_test, check_left_padded_mask
 from .multi_head import check_causal_multi_head, check_grouped_query_attention
 from .next_token import check_greedy_generate, check_sample_next_token, check_top_p_filter
@@ -31,10 +32,10 @@ __all__ = [
     "check_accumulated_step",
     "check_attention",
     "check_bpe_encode",
-    "check_fine_tuning_step",
-    "check_l3",
+    "check_fine_tuning_loop",
+    "check_fine_tuning_loss",
     "check_merge_step",
-    "check_similarity_inputs",
+    "check_task_head",
     "check_attention_entropy",
     "check_cached_attention_step",
     "check_cached_causal_mask",
@@ -57,6 +58,7 @@ __all__ = [
     "check_similarity_scores",
     "check_softmax_backward",
     "check_top_p_filter",
+    "fine_tune_yours",
     "train_your_gpt1",
     "use_parts",
 ]

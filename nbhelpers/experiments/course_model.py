@@ -20,6 +20,8 @@ from ..support.language import tr
 from .pretraining import TrainingHistory, cpu_copy
 
 COURSE_MODEL_PATH = Path(__file__).resolve().parent.parent / "data" / "course_model.pt"
+# the same recipe with 4 blocks, for notebook 11's layers-transferred curve (GPT-1's Figure 2)
+DEEP_MODEL_PATH = COURSE_MODEL_PATH.with_name("deep_model.pt")
 _PLAIN = (int, float, str, bool)  # what torch.load(weights_only=True) reads back
 _SERIES = ("steps", "seconds", "kl", "heldout_loss", "train_loss")
 

@@ -18,7 +18,7 @@ import functools
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -27,6 +27,7 @@ from ..corpus import JapaneseGrammar
 from ..corpus.tasks import TASKS, LabelledExample, make_task
 from ..corpus.tokenizer import SPECIALS, Tokenizer
 from ..fine_tuning import (
+    START,
     TASK_TOKENS,
     GPT1Classifier,
     classification_input,
@@ -41,23 +42,36 @@ from ..support.threads import cpu_threads as threads_for_cpu
 from ..support.validation import (
     check_positive_int,
     check_positive_number,
+    check_probability,
     check_seed,
     checked,
     is_int,
     is_number,
 )
-from .course_model import load_course_model
+from .course_model import COURSE_MODEL_PATH, DEEP_MODEL_PATH, load_course_model
 
 CURVES_PATH = Path(__file__).resolve().parent.parent / "data" / "fine_tuning_curves.json"
 TEST = dict(n=2000, seed=10_000)  # the test set of every run: never trained on
 POOL_SEED_OFFSET = 1_000  # training examples come from seed + this, test examples excluded
 
 
+SCHEDULES = ("constant", "warm-up, linear decay")
+LM_ON = ("all", "grammatical")  # which examples' tokens L1 sums over
+MODELS = ("course", "deep")  # the pre-trained model: notebook 08's (1 block) or 4 blocks
+
+
 @dataclass(frozen=True)
 class FineTuningSettings:
-    """One fine-tuning run: the task, how many labelled examples, where the weights start
-    (`layers`: how many pre-trained blocks are transferred, 0 for the embeddings only, None for
-    nothing pre-trained), λ, and the optimiser's recipe."""
+    """One fine-tuning run: the task, how many labelled examples, which pre-trained model and
+    how much of it is transferred (`layers`: how many of its blocks, 0 for the embeddings
+    only, None for nothing pre-trained), λ, and the optimiser's recipe.
+
+    The course's recipe (the defaults) is a fixed number of steps at a constant learning rate.
+    GPT-1's (PAPER_RECIPE) counts `epochs` over the labelled set, warms the rate up linearly
+    over `warmup` (a fraction of training) and decays it linearly to 0, puts dropout on the
+    classifier and gives the start token a new row (`new_start`). `lm_on="grammatical"` keeps
+    L1 to the label-1 sentences of grammaticality. `eval_every` records the test accuracy
+    every that many steps (FineTuningResult.curve)."""
 
     task: str = "grammaticality"
     n_labelled: int = 256
@@ -67,6 +81,14 @@ class FineTuningSettings:
     batch_size: int = 32
     lr: float = 1e-3
     seed: int = 0
+    model: str = "course"
+    epochs: int | None = None  # if set, replaces steps: every example once per epoch
+    schedule: str = "constant"
+    warmup: float = 0.0
+    classifier_dropout: float = 0.0
+    new_start: bool = False
+    lm_on: str = "all"
+    eval_every: int | None = None
 
     def __post_init__(self):
         if self.task not in TASKS:
@@ -79,6 +101,9 @@ class FineTuningSettings:
             )
         for name in ("n_labelled", "steps", "batch_size"):
             check_positive_int(name, getattr(self, name))
+        for name in ("epochs", "eval_every"):
+            if getattr(self, name) is not None:
+                check_positive_int(name, getattr(self, name))
         if self.layers is not None and (not is_int(self.layers) or self.layers < 0):
             raise ValueError(
                 tr(
@@ -95,6 +120,41 @@ class FineTuningSettings:
             )
         check_positive_number("lr", self.lr)
         check_seed("seed", self.seed)
+        check_probability("warmup", self.warmup)
+        check_probability("classifier_dropout", self.classifier_dropout)
+        for name, allowed in (("model", MODELS), ("schedule", SCHEDULES), ("lm_on", LM_ON)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(
+                    tr(
+                        "{name} must be one of {allowed}, got {value!r}",
+                        name=name,
+                        allowed=allowed,
+                        value=getattr(self, name),
+                    )
+                )
+        if self.lm_on == "grammatical" and self.task != "grammaticality":
+            raise ValueError(
+                tr(
+                    'lm_on="grammatical" is for the grammaticality task, got task {task!r}',
+                    task=self.task,
+                )
+            )
+
+    @property
+    def total_steps(self) -> int:
+        """The optimiser steps of the run: `steps`, or `epochs` passes over the labelled set."""
+        if self.epochs is None:
+            return self.steps
+        return self.epochs * -(-self.n_labelled // self.batch_size)
+
+
+# GPT-1 §4.1, "Fine-tuning details": learning rate 6.25e-5, batch size 32, 3 epochs, linear
+# warm-up over 0.2 % of training then linear decay, dropout 0.1 on the classifier; and §3.3's
+# randomly initialised start token.
+PAPER_RECIPE = dict(
+    lr=6.25e-5, batch_size=32, epochs=3, schedule="warm-up, linear decay", warmup=0.002,
+    classifier_dropout=0.1, new_start=True,
+)  # fmt: skip
 
 
 @dataclass
@@ -102,14 +162,15 @@ class FineTuningResult:
     settings: FineTuningSettings
     accuracy: float  # on the TEST set
     seconds: float  # training time, evaluation excluded
+    curve: list = field(default_factory=list)  # [(step, test accuracy)] every eval_every steps
 
 
-def task_tokenizer(grammar: JapaneseGrammar | None = None):
-    """The grammar's tokenizer with <DELIM> and <EXTRACT> appended: ids that match the rows
-    `GPT1.add_tokens(2)` appends to the course model's W_e."""
+def task_tokenizer(grammar: JapaneseGrammar | None = None, *, new_start: bool = False):
+    """The grammar's tokenizer with <DELIM> and <EXTRACT> appended, and <START> after them if
+    `new_start`: ids that match the rows `GPT1.add_tokens` appends to the course model's W_e."""
     grammar = grammar or JapaneseGrammar()
     words = [t for t in grammar.tokenizer.tokens if t not in SPECIALS]
-    return Tokenizer([*words, *TASK_TOKENS])
+    return Tokenizer([*words, *TASK_TOKENS, *([START] if new_start else [])])
 
 
 def task_input(task: str, example: LabelledExample) -> list:
@@ -133,22 +194,29 @@ def head_of(task: str) -> dict:
 
 def encode(task: str, examples: Sequence[LabelledExample], tokenizer):
     """The examples as a right-padded batch of ids, (B, n), or (B, 2 or k, n) for the tasks
-    with several sequences per example, and their labels (B,)."""
+    with several sequences per example, and their labels (B,). A tokenizer that knows <START>
+    (task_tokenizer(new_start=True)) gets it in place of <SOS>, as GPT-1 does."""
     labels = torch.tensor([e.label for e in examples], dtype=torch.long)
     inputs = [task_input(task, e) for e in examples]
     if isinstance(inputs[0][0], str):  # one sequence per example
-        return tokenizer.pad([tokenizer.encode(x, sos=False) for x in inputs]), labels
-    rows = [tokenizer.encode(x, sos=False) for sequences in inputs for x in sequences]
-    per_example = len(inputs[0])
-    return tokenizer.pad(rows).unflatten(0, (len(examples), per_example)), labels  # (B, m, n)
+        ids = tokenizer.pad([tokenizer.encode(x, sos=False) for x in inputs])
+    else:
+        rows = [tokenizer.encode(x, sos=False) for sequences in inputs for x in sequences]
+        per_example = len(inputs[0])
+        ids = tokenizer.pad(rows).unflatten(0, (len(examples), per_example))  # (B, m, n)
+    if START in tokenizer.tokens:
+        ids[..., 0] = tokenizer.tokens.index(START)  # every sequence begins with <SOS>
+    return ids, labels
 
 
 @functools.cache
-def test_set(task: str) -> tuple[tuple[LabelledExample, ...], tuple[torch.Tensor, torch.Tensor]]:
+def test_set(
+    task: str, new_start: bool = False
+) -> tuple[tuple[LabelledExample, ...], tuple[torch.Tensor, torch.Tensor]]:
     """The test set of `task` (the same for every run) and its encoding, made once: a sweep
     of fine-tuning runs evaluates on it hundreds of times."""
     test = tuple(make_task(task, **TEST))
-    return test, encode(task, test, task_tokenizer())
+    return test, encode(task, test, task_tokenizer(new_start=new_start))
 
 
 def split(task: str, seed: int, n_pool: int = 1024):
@@ -160,10 +228,15 @@ def split(task: str, seed: int, n_pool: int = 1024):
     return fresh[:n_pool], test
 
 
-def starting_model(layers: int | None, seed: int) -> tuple[GPT1, list[int]]:
+def starting_model(
+    layers: int | None, seed: int, *, model: str = "course", new_start: bool = False
+) -> tuple[GPT1, list[int]]:
     """The model fine-tuning starts from (float32, on the CPU) with <DELIM> and <EXTRACT>
-    appended to W_e, and their ids. Whatever is not transferred is freshly initialised."""
-    pretrained = load_course_model()
+    (and <START> if `new_start`) appended to W_e, and their ids. `model`: the course model
+    (1 block) or the deep one (4 blocks). Whatever is not transferred is freshly initialised.
+    The new rows are drawn in that order, so <DELIM> and <EXTRACT> are the same with or
+    without <START>."""
+    pretrained = load_course_model(path=COURSE_MODEL_PATH if model == "course" else DEEP_MODEL_PATH)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = GPT1(pretrained.config)
@@ -171,14 +244,15 @@ def starting_model(layers: int | None, seed: int) -> tuple[GPT1, list[int]]:
         if layers > len(pretrained.blocks):
             raise ValueError(
                 tr(
-                    "layers must be at most {blocks}, the course model's blocks",
+                    "layers must be at most {blocks}, the pre-trained model's blocks",
                     blocks=len(pretrained.blocks),
                 )
             )
         keep = ("W_e.", "W_p", *(f"blocks.{i}." for i in range(layers)))
         state = {k: v for k, v in pretrained.state_dict().items() if k.startswith(keep)}
         model.load_state_dict(state, strict=False)
-    new_ids = model.add_tokens(len(TASK_TOKENS), generator=torch.Generator().manual_seed(seed))
+    count = len(TASK_TOKENS) + bool(new_start)
+    new_ids = model.add_tokens(count, generator=torch.Generator().manual_seed(seed))
     return model, new_ids
 
 
@@ -201,8 +275,32 @@ def fine_tune(
         return _fine_tune(settings or FineTuningSettings(**overrides), data)
 
 
+def learning_rate_at(settings: FineTuningSettings, step: int) -> float:
+    """The learning rate of optimiser step `step` (0-based): constant, or GPT-1's linear
+    warm-up over `warmup` of training then linear decay to 0."""
+    if settings.schedule == "constant":
+        return settings.lr
+    total = settings.total_steps
+    warmup = max(1, round(settings.warmup * total))  # at least one step: never a rate of 0
+    if step < warmup:
+        return settings.lr * (step + 1) / warmup
+    return settings.lr * (total - step) / max(1, total - warmup)
+
+
+def batches(settings: FineTuningSettings, generator: torch.Generator):
+    """The rows of each step's batch: a random batch every step, or with `epochs` every
+    example once per epoch, in a new random order each epoch."""
+    batch = min(settings.batch_size, settings.n_labelled)
+    if settings.epochs is None:
+        for _ in range(settings.steps):
+            yield torch.randperm(settings.n_labelled, generator=generator)[:batch]
+        return
+    for _ in range(settings.epochs):
+        yield from torch.randperm(settings.n_labelled, generator=generator).split(batch)
+
+
 def _fine_tune(settings: FineTuningSettings, data):
-    tokenizer = task_tokenizer()
+    tokenizer = task_tokenizer(new_start=settings.new_start)
     pool, test = data if data is not None else split(settings.task, settings.seed)
     if settings.n_labelled > len(pool):
         raise ValueError(
@@ -213,30 +311,39 @@ def _fine_tune(settings: FineTuningSettings, data):
             )
         )
     train_ids, train_labels = encode(settings.task, pool[: settings.n_labelled], tokenizer)
-    known, encoded = test_set(settings.task)
+    known, encoded = test_set(settings.task, settings.new_start)
     test_ids, test_labels = encoded if test is known else encode(settings.task, test, tokenizer)
-    model, (_, extract_id) = starting_model(settings.layers, settings.seed)
-    classifier = GPT1Classifier(model, extract_id=extract_id, seed=settings.seed,
+    model, new_ids = starting_model(
+        settings.layers, settings.seed, model=settings.model, new_start=settings.new_start
+    )
+    classifier = GPT1Classifier(model, extract_id=new_ids[1], seed=settings.seed,
+                                dropout=settings.classifier_dropout,
                                 **head_of(settings.task))  # fmt: skip
     optimizer = torch.optim.Adam(classifier.parameters(), lr=settings.lr)
     generator = torch.Generator().manual_seed(settings.seed)
-    batch = min(settings.batch_size, settings.n_labelled)
+    curve = []
     classifier.train()
-    start = time.perf_counter()
+    seconds = 0.0
     with checked():  # the encoded ids fit the model: no check in every step
-        for _ in range(settings.steps):
-            rows = torch.randperm(settings.n_labelled, generator=generator)[:batch]
+        for step, rows in enumerate(batches(settings, generator)):
+            start = time.perf_counter()
             ids = train_ids[rows]
             ids = ids[..., : int((ids != tokenizer.pad_id).sum(-1).max())]  # drop all-<PAD> columns
+            labels = train_labels[rows]
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate_at(settings, step)
             loss = fine_tuning_loss(
-                classifier, ids, train_labels[rows], lam=settings.lam, pad_id=tokenizer.pad_id
-            )
+                classifier, ids, labels, lam=settings.lam, pad_id=tokenizer.pad_id,
+                lm_examples=labels == 1 if settings.lm_on == "grammatical" else None,
+            )  # fmt: skip
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-    seconds = time.perf_counter() - start
-    result = FineTuningResult(settings, accuracy(classifier, test_ids, test_labels), seconds)
-    return result, classifier
+            seconds += time.perf_counter() - start
+            if settings.eval_every and (step + 1) % settings.eval_every == 0:
+                curve.append((step + 1, accuracy(classifier, test_ids, test_labels)))
+    final = accuracy(classifier, test_ids, test_labels)
+    return FineTuningResult(settings, final, seconds, curve), classifier
 
 
 # The conditions of the stored curves: (label, layers, λ). GPT-1's Table 5 compares the full

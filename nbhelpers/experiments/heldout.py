@@ -131,6 +131,9 @@ def measure(model: GPT1, heldout: HeldOut, chunk: int = 250) -> Measurement:
             p = heldout.true_probs[start : start + chunk].to(device)
             mask = heldout.mask[start : start + chunk].to(device)
             log_q = F.log_softmax(model(ids[:, :-1]).float(), dim=-1)
+            # a fine-tuned model's extra tokens (notebook 11) keep their probability: the
+            # grammar never uses them, so KL counts it as lost
+            log_q = log_q[..., : p.shape[-1]]
             kl = kl_divergence(p, log_q.double().exp())  # float64: no underflow to 0
             loss = -log_q.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
             kl_sum += float(kl[mask].double().sum())

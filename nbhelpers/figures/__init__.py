@@ -13,6 +13,7 @@ from .canvas import Canvas, figure_to_png, show_figure
 from .deep_stack import deep_stack_figure
 from .dot_product_geometry import DotProductGeometryCanvas, dot_product_geometry_figure
 from .embedding import EmbeddingCanvas, embedding_figure
+from .fine_tuning_claims import convergence_figure, layers_figure, probes_figure
 from .generation import generation_loop_figure
 from .head_split import head_split_figure
 from .heads import HeadGridCanvas, head_grid_figure
@@ -35,6 +36,9 @@ from .zero_shot import zero_shot_figure
 
 __all__ = [
     "bpe_figure",
+    "convergence_figure",
+    "layers_figure",
+    "probes_figure",
     "fine_tuning_curves_figure",
     "token_rows_figure",
     "weighted_rows_figure",

@@ -30,7 +30,7 @@ def method_name(method: str) -> str:
     }[method]
 
 
-def _band(ax, xs, groups, colour, style, marker, label):
+def band(ax, xs, groups, colour, style, marker, label):
     """The mean of each group as a line, the lowest to highest as a band."""
     ax.fill_between(xs, [min(g) for g in groups], [max(g) for g in groups], color=colour,
                     alpha=0.15, lw=0)  # fmt: skip
@@ -61,21 +61,21 @@ def zero_shot_figure(
             runs = [r for r in by_size if (r["task"], r["method"]) == (task, method)]
             sizes = sorted({r["n_labelled"] for r in runs if r["n_labelled"] is not None})
             groups = [[r["accuracy"] for r in runs if r["n_labelled"] == n] for n in sizes]
-            _band(left, sizes, groups, colour, style, marker, method_name(method))
+            band(left, sizes, groups, colour, style, marker, method_name(method))
             mine = [r for r in by_step if (r["task"], r["method"]) == (task, method)]
             steps = sorted({r["step"] for r in mine})
             at_16 = [
                 [r["accuracy"] for r in mine if (r["step"], r["n_labelled"]) == (step, 16)]
                 for step in steps
             ]
-            _band(right, steps, at_16, colour, style, marker, method_name(method))
+            band(right, steps, at_16, colour, style, marker, method_name(method))
         tuned = [
             r for r in fine_tuning_runs
             if (r["task"], r["start"], r["lam"]) == (task, "pre-trained", 0.5)
         ]  # fmt: skip
         sizes = sorted({r["n_labelled"] for r in tuned})
         groups = [[r["accuracy"] for r in tuned if r["n_labelled"] == n] for n in sizes]
-        _band(left, sizes, groups, GREY, ":", "^", tr("fine-tuned, pre-trained, λ = 0.5"))
+        band(left, sizes, groups, GREY, ":", "^", tr("fine-tuned, pre-trained, λ = 0.5"))
         for r in by_size:
             if (r["task"], r["method"]) == (task, "truth"):
                 ceiling = tr("the grammar's exact probabilities, best threshold")

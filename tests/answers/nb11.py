@@ -1,96 +1,120 @@
-"""Notebook 11_fine_tuning_gpt1: the usual mistakes in its exercises, each with the words
-its report must show, and correct answers in other styles than the worked solution."""
+"""Notebook 11_fine_tuning_gpt1: the usual mistakes in its capstone's three parts, each with
+the words its report must show, and correct answers in other styles than the worked
+solution."""
 
 from __future__ import annotations
 
-from nbhelpers.exercises import check_fine_tuning_step, check_l3, check_similarity_inputs
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from nbhelpers.exercises import check_fine_tuning_loop, check_fine_tuning_loss, check_task_head
+from nbhelpers.exercises.fine_tuning import reference_loss
 
 from . import Exercise
 
-NEG_INF = float("-inf")
+
+def head_class(*, read="extract", orders="sum", over=-1, log=True, mc_outputs=1):
+    """A classifier head with one of the usual mistakes (the defaults: none)."""
+
+    class Head(nn.Module):
+        def __init__(self, d_model, kind, n_classes=2):
+            super().__init__()
+            self.kind = kind
+            outputs = mc_outputs if kind == "multiple choice" else n_classes
+            self.W_y = nn.Linear(d_model, outputs, bias=False)
+
+        def forward(self, h, ids, extract_id):
+            if read == "extract":
+                h_m = h[ids == extract_id].view(*ids.shape[:-1], h.shape[-1])
+            else:
+                h_m = h[..., {"last": -1, "first": 0}[read], :]
+            if self.kind == "similarity":
+                h_m = {"sum": h_m.sum(1), "mean": h_m.mean(1), "first": h_m[:, 0]}[orders]
+            scores = self.W_y(h_m)
+            if self.kind == "multiple choice":
+                scores = scores.squeeze(-1)
+            return torch.log_softmax(scores, over) if log else scores
+
+    return Head
 
 
-def similarity(a, b, *, orders=2, start="<SOS>", end="<EXTRACT>", delim=True):
-    def one(x, y):
-        middle = [*x, "<DELIM>", *y] if delim else [*x, *y]
-        return [t for t in (start, *middle, end) if t is not None]
-
-    return [one(a, b), one(b, a)][:orders]
-
-
-def l3_variant(class_logits, labels, lm_logits, ids, lam, pad_id, *, sign=1, swap=False,
-               mean=False, pad=True, shift=True):  # fmt: skip
-    L2 = class_logits.log_softmax(-1).gather(-1, labels[:, None]).squeeze(-1)
-    logits, targets = (lm_logits[:, :-1], ids[:, 1:]) if shift else (lm_logits, ids)
-    token = logits.log_softmax(-1).gather(-1, targets[..., None]).squeeze(-1)
-    if pad:
-        token = token[targets != pad_id]
-    L2, L1 = (L2.mean(), token.mean()) if mean else (L2.sum(), token.sum())
-    return sign * ((lam * L2 + L1) if swap else (L2 + lam * L1))
+def loss_written_with_cross_entropy(log_p, labels, lm_logits, ids, lam, pad_id):
+    lm = lm_logits[..., :-1, :].reshape(-1, lm_logits.shape[-1])
+    return -log_p[torch.arange(len(labels)), labels].mean() + lam * F.cross_entropy(
+        lm, ids[..., 1:].reshape(-1), ignore_index=pad_id
+    )
 
 
-def fine_tuning_step(classifier, optimizer, ids, labels, lam, pad_id, *, zero=True, step=True,
-                     weight=None, sign=1.0):  # fmt: skip
-    from nbhelpers.fine_tuning import fine_tuning_loss
-
-    if zero:
-        optimizer.zero_grad()
-    used = lam if weight is None else weight
-    loss = sign * fine_tuning_loss(classifier, ids, labels, lam=used, pad_id=pad_id)
-    loss.backward()
-    if step:
+def loop(gpt, head, loss_fn, batches, lam, lr, pad_id, *, early=False, only=None, zero=True,
+         delim=False):  # fmt: skip
+    if early:
+        optimizer = torch.optim.Adam([*gpt.parameters(), *head.parameters()], lr=lr)
+    delim_id, extract_id = gpt.add_tokens(2)
+    if delim:
+        extract_id = delim_id
+    if not early:
+        parameters = {"gpt": list(gpt.parameters()), "head": list(head.parameters())}
+        chosen = parameters[only] if only else [*parameters["gpt"], *parameters["head"]]
+        optimizer = torch.optim.Adam(chosen, lr=lr)
+    for ids, labels in batches:
+        h = gpt.hidden_states(ids)
+        loss = loss_fn(head(h, ids, extract_id), labels, gpt.logits(h), ids, lam, pad_id)
+        if zero:
+            optimizer.zero_grad()
+        loss.backward()
         optimizer.step()
-    return loss
 
 
-def fine_tuning_step_written_out(classifier, optimizer, ids, labels, lam, pad_id):
-    """The loss spelled out from the log-probabilities, not through fine_tuning_loss."""
-    optimizer.zero_grad()
-    class_logits, lm_logits = classifier(ids)
-    L2 = class_logits.log_softmax(-1).gather(-1, labels[:, None]).sum()
-    token = lm_logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
-    kept = ids[:, 1:] != pad_id
-    loss = -L2 / len(ids) - lam * token[kept].sum() / kept.sum()
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+def loop_with_two_passes(gpt, head, loss_fn, batches, lam, lr, pad_id):
+    """The logits from a second call, gpt(ids), rather than from the same h."""
+    extract_id = gpt.add_tokens(2)[1]
+    optimizer = torch.optim.Adam(list(gpt.parameters()) + list(head.parameters()), lr=lr)
+    for ids, labels in batches:
+        optimizer.zero_grad()
+        log_p = head(gpt.hidden_states(ids), ids, extract_id)
+        loss_fn(log_p, labels, gpt(ids), ids, lam, pad_id).backward()
+        optimizer.step()
 
 
 EXERCISES = [
     Exercise(
-        check_similarity_inputs,
-        "my_similarity_inputs",
+        check_task_head,
+        "MyTaskHead",
         mistakes=[
-            (lambda a, b: similarity(a, b, orders=1), "one order only"),
-            (lambda a, b: similarity(a, b, start=None), "<SOS> start token is missing"),
-            (lambda a, b: similarity(a, b, end=None), "<EXTRACT> token is missing"),
-            (lambda a, b: similarity(a, b, end="<EOS>"), "<EOS> is not the extract token"),
-            (lambda a, b: similarity(a, b, delim=False), "<DELIM> token between"),
+            (head_class(read="last"), "the last position is read"),
+            (head_class(read="first"), "the first position is read"),
+            (head_class(log=False), "no log softmax"),
+            (head_class(orders="first"), "one order only"),
+            (head_class(orders="mean"), "the two orders are averaged"),
+            (head_class(over=0), "the softmax runs over the batch"),
+            (head_class(mc_outputs=2), "scores each answer with one number"),
         ],
-        other_styles=[lambda a, b: (similarity(a, b)[0], similarity(a, b)[1])],
+        other_styles=[head_class()],
     ),
     Exercise(
-        check_l3,
-        "my_l3",
+        check_fine_tuning_loss,
+        "my_fine_tuning_loss",
         mistakes=[
-            (lambda *a: l3_variant(*a, sign=-1), "the sign"),
-            (lambda *a: l3_variant(*a, swap=True), "λ multiplies L1"),
-            (lambda *a: l3_variant(*a, mean=True), "means instead of sums"),
-            (lambda *a: l3_variant(*a, pad=False), "<PAD> targets count"),
-            (lambda *a: l3_variant(*a, shift=False), "not shifted"),
+            (lambda *a: reference_loss(*a, sign=-1.0), "the sign"),
+            (lambda *a: reference_loss(*a, swap=True), "λ multiplies L1"),
+            (lambda *a: reference_loss(*a, means=False), "sums instead of means"),
+            (lambda *a: reference_loss(*a, pad=False), "<PAD> targets count"),
+            (lambda *a: reference_loss(*a, shift=False), "not shifted"),
+            (lambda *a: reference_loss(*a, aux=False), "λ·L1 is missing"),
         ],
-        other_styles=[lambda *a: l3_variant(*a)],
+        other_styles=[loss_written_with_cross_entropy],
     ),
     Exercise(
-        check_fine_tuning_step,
-        "my_fine_tuning_step",
+        check_fine_tuning_loop,
+        "my_fine_tune",
         mistakes=[
-            (lambda *a: fine_tuning_step(*a, zero=False), "old gradients were not cleared"),
-            (lambda *a: fine_tuning_step(*a, step=False), "did not move"),
-            (lambda *a: fine_tuning_step(*a, weight=0.0), "λ·L1 is missing"),
-            (lambda *a: fine_tuning_step(*a, weight=1.0), "λ is ignored"),
-            (lambda *a: fine_tuning_step(*a, sign=-1.0), "the step climbs the loss"),
+            (lambda *a: loop(*a, early=True), "the optimiser was built before gpt.add_tokens"),
+            (lambda *a: loop(*a, only="head"), "only the head is trained"),
+            (lambda *a: loop(*a, only="gpt"), "W_y is not trained"),
+            (lambda *a: loop(*a, zero=False), "old gradients were not cleared"),
+            (lambda *a: loop(*a, delim=True), "the head reads <DELIM>"),
         ],
-        other_styles=[fine_tuning_step_written_out],
+        other_styles=[loop_with_two_passes],
     ),
 ]

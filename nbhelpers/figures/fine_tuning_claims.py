@@ -1,0 +1,136 @@
+"""What fine-tuning does, drawn from the stored measurements (notebook 11,
+experiments/fine_tuning_claims.py): what a linear read-out of the frozen model can reach, the
+auxiliary objective's effect on convergence, and the blocks transferred (GPT-1's Figure 2,
+left)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+
+from ..support.language import tr
+from .canvas import Canvas
+from .style import GREY, INK, PALE_GREY, SERIES, course_font
+from .tokens import name_of
+from .zero_shot import band
+
+
+def probe_name(features: str) -> str:
+    return {
+        "h_L^m, course model": tr("probe of h_L^m, course model (1 block)"),
+        "h_L^m, deep model": tr("probe of h_L^m, deep model (4 blocks)"),
+        "log-probabilities": tr("probe of the 8 lowest token log-probabilities"),
+    }[features]
+
+
+def condition_name(lam: float, lm_on: str) -> str:
+    if lm_on == "grammatical":
+        return tr("λ = {lam:g}, L1 on grammatical sentences only", lam=lam)
+    return tr("λ = {lam:g}", lam=lam)
+
+
+def _axes_style(ax, ylow=0.4):
+    ax.axhline(0.5, color=PALE_GREY, lw=0.8)
+    ax.set_ylim(ylow, 1.02)
+    ax.set_ylabel(tr("test accuracy"), fontsize=9)
+    ax.tick_params(labelsize=9)
+    ax.grid(True, alpha=0.3)
+
+
+def _groups(runs, key, values):
+    return [[r["accuracy"] for r in runs if r[key] == v] for v in values]
+
+
+@course_font
+def probes_figure(probes: Sequence[dict], recipes: Sequence[dict],
+                  fine_tuning_runs: Sequence[dict]) -> Figure:  # fmt: skip
+    """Grammaticality: test accuracy against labelled examples of each linear probe, beside
+    fine-tuning with the course's recipe and with the paper's (mean over seeds, band from the
+    lowest to the highest)."""
+    figure = Canvas(figsize=(8.4, 5.0), dpi=100).figure
+    ax = figure.subplots()
+    markers = {"h_L^m, course model": "o", "h_L^m, deep model": "s", "log-probabilities": "D"}
+    for colour, (features, marker) in zip(SERIES, markers.items(), strict=False):
+        runs = [r for r in probes if r["features"] == features]
+        sizes = sorted({r["n_labelled"] for r in runs})
+        band(ax, sizes, _groups(runs, "n_labelled", sizes), colour, "-", marker,
+             probe_name(features))  # fmt: skip
+    key = ("grammaticality", "pre-trained", 0.5)
+    tuned = [r for r in fine_tuning_runs if (r["task"], r["start"], r["lam"]) == key]
+    sizes = sorted({r["n_labelled"] for r in tuned})
+    band(ax, sizes, _groups(tuned, "n_labelled", sizes), GREY, ":", "^",
+         tr("fine-tuned, course recipe"))  # fmt: skip
+    paper = [r for r in recipes if (r["task"], r["recipe"]) == ("grammaticality", "paper")]
+    band(ax, sizes, _groups(paper, "n_labelled", sizes), INK, "--", "v",
+         tr("fine-tuned, GPT-1's recipe"))  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes, [str(n) for n in sizes])
+    ax.minorticks_off()
+    ax.set_xlabel(tr("labelled examples"), fontsize=9)
+    ax.set_title(tr("grammaticality: what a linear read-out of the frozen model reaches"),
+                 fontsize=10)  # fmt: skip
+    _axes_style(ax)
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+    figure.tight_layout()
+    return figure
+
+
+@course_font
+def convergence_figure(auxiliary: dict, n_labelled: int = 1024) -> Figure:
+    """Test accuracy against fine-tuning steps, one panel per task, for each λ (and L1 on
+    the grammatical sentences only): mean over seeds, band from the lowest to the highest."""
+    runs = [r for r in auxiliary["runs"] if r["n_labelled"] == n_labelled]
+    tasks = list(dict.fromkeys(r["task"] for r in runs))
+    figure = Canvas(figsize=(5.2 * len(tasks), 4.6), dpi=100).figure
+    axes = figure.subplots(1, len(tasks), squeeze=False)[0]
+    conditions = list(dict.fromkeys((r["lam"], r["lm_on"]) for r in runs))
+    looks = ((SERIES[0], ":", "o"), (SERIES[1], "-", "s"), (SERIES[2], "--", "D"))
+    styles = dict(zip(conditions, looks, strict=False))
+    for ax, task in zip(axes, tasks, strict=True):
+        for condition in conditions:
+            mine = [r for r in runs if (r["task"], r["lam"], r["lm_on"]) == (task, *condition)]
+            if not mine:
+                continue
+            steps = [step for step, _ in mine[0]["curve"]]
+            groups = [[r["curve"][i][1] for r in mine] for i in range(len(steps))]
+            colour, style, marker = styles[condition]
+            band(ax, steps, groups, colour, style, marker, condition_name(*condition))
+        ax.set_xlabel(tr("fine-tuning steps"), fontsize=9)
+        ax.set_title(tr("{task}, {n} labelled examples", task=name_of(task), n=n_labelled),
+                     fontsize=10)  # fmt: skip
+        _axes_style(ax)
+    shown = {}  # every condition once, whichever panel has it
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            shown.setdefault(label, handle)
+    labels = list(shown)
+    figure.legend(list(shown.values()), labels, fontsize=9, loc="lower center", ncol=len(labels),
+                  frameon=False)  # fmt: skip
+    figure.tight_layout(rect=(0, 0.08, 1, 1))
+    return figure
+
+
+@course_font
+def layers_figure(layers: Sequence[dict]) -> Figure:
+    """GPT-1's Figure 2 (left) in miniature: test accuracy against the number of the deep
+    model's blocks transferred, one line per task (mean over seeds, band from the lowest to
+    the highest), and each task's accuracy with nothing pre-trained as a dashed line."""
+    figure = Canvas(figsize=(7.2, 4.8), dpi=100).figure
+    ax = figure.subplots()
+    tasks = list(dict.fromkeys(r["task"] for r in layers))
+    counts = sorted({r["layers"] for r in layers if r["layers"] is not None})
+    for colour, task in zip(SERIES, tasks, strict=False):
+        mine = [r for r in layers if r["task"] == task]
+        band(ax, counts, _groups(mine, "layers", counts), colour, "-", "o", name_of(task))
+        scratch = [r["accuracy"] for r in mine if r["layers"] is None]
+        ax.axhline(sum(scratch) / len(scratch), color=colour, ls="--", lw=1.0,
+                   label=tr("{task}, no pre-training", task=name_of(task)))  # fmt: skip
+    ax.set_xticks(counts, [str(c) for c in counts])
+    ax.set_xlabel(tr("blocks transferred (0: the embeddings only)"), fontsize=9)
+    ax.set_title(tr("layers transferred, {n} labelled examples", n=layers[0]["n_labelled"]),
+                 fontsize=10)  # fmt: skip
+    _axes_style(ax)
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    figure.tight_layout()
+    return figure
