@@ -73,6 +73,7 @@ _MODULES = {
         "BPEExplorer",
         "BrowserHeatmap",
         "CausalityExplorer",
+        "ConvergenceExplorer",
         "DotProductGeometryExplorer",
         "EmbeddingExplorer",
         "FigureExplorer",

@@ -92,6 +92,7 @@ EXPLORERS = {
     "BPEExplorer": lambda model: nbw.BPEExplorer(n_merges=20, corpus_size=200),
     "TaskInputExplorer": lambda model: nbw.TaskInputExplorer(),
     "FineTuningCurvesExplorer": lambda model: nbw.FineTuningCurvesExplorer(),
+    "ConvergenceExplorer": lambda model: nbw.ConvergenceExplorer(),
 }
 
 

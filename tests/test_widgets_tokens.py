@@ -8,7 +8,7 @@ import pytest
 
 from explorer_checks import assert_redraws
 from layout import layout_problems
-from nbhelpers import BPEExplorer, FineTuningCurvesExplorer, TaskInputExplorer
+from nbhelpers import BPEExplorer, ConvergenceExplorer, FineTuningCurvesExplorer, TaskInputExplorer
 from nbhelpers.experiments.fine_tuning import load_curves
 from nbhelpers.figures.sprite_text import sprite
 from nbhelpers.figures.tokens import LINE_UNITS, wrap_tokens
@@ -108,3 +108,22 @@ def test_the_curves_explorer_offers_only_the_measured_lambdas():
     assert "no stored runs" not in explorer.readout.value
     explorer.task.value = "entailment"
     assert [v for _, v in explorer.lam.options] == [0.0, 0.5, 1.0]
+
+
+def test_the_convergence_explorer_reads_the_stored_runs():
+    from nbhelpers.experiments.fine_tuning_claims import load_claims
+
+    explorer = ConvergenceExplorer(task="grammaticality")
+    explorer.step.value = 60
+    runs = [r for r in load_claims()["auxiliary"]["runs"]
+            if (r["task"], r["lam"], r["lm_on"], r["n_labelled"])
+            == ("grammaticality", 0.0, "all", 1024)]  # fmt: skip
+    at_60 = np.mean([dict(r["curve"])[60] for r in runs])
+    assert f"{at_60:.3f}" in explorer.readout.value
+    assert explorer.readout.value.count("<br>") == 2  # three conditions for grammaticality
+    assert_redraws(explorer, "task", "entailment")
+    assert explorer.readout.value.count("<br>") == 1  # no label-0 condition there
+    assert_redraws(explorer, "n_labelled", 128)
+    assert_redraws(explorer, "step", 300)
+    with pytest.raises(ValueError, match="task must be one of"):
+        ConvergenceExplorer(task="similarity")

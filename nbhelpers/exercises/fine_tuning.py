@@ -289,7 +289,7 @@ def check_fine_tuning_loop(fn) -> CheckResult:
                         tr("the head's weights after the loop")))
         )  # fmt: skip
     task = tr("write the fine-tuning loop: new tokens, Adam, one step per batch.")
-    return run_cases("fine_tune", fn, cases, task)
+    return run_cases("fine_tuning_loop", fn, cases, task)
 
 
 __all__ = ["KINDS", "TaskHead", "check_fine_tuning_loop", "check_fine_tuning_loss",

@@ -1,7 +1,7 @@
 """Notebook 11's capstone: the learner's head, loss and loop fine-tune the pre-trained course
 model on a task of the grammar, measured on its 2,000 test examples.
 
-    fine_tune_yours(head=MyTaskHead, loss=my_fine_tuning_loss, loop=my_fine_tune)
+    fine_tune_yours(head=MyTaskHead, loss=my_fine_tuning_loss, loop=my_fine_tuning_loop)
 
 Each part given is checked first (ARENA's pattern, as notebook 08's capstone does): one that
 passes is used, one that does not is replaced by nbhelpers' own, and the report says which.

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from ..support.language import tr
-from .canvas import Canvas
+from .canvas import BlitCanvas, Canvas
 from .style import GREY, INK, PALE_GREY, SERIES, course_font
 from .tokens import name_of
 from .zero_shot import band
@@ -76,29 +76,72 @@ def probes_figure(probes: Sequence[dict], recipes: Sequence[dict],
     return figure
 
 
+CONDITION_LOOKS = ((SERIES[0], ":", "o"), (SERIES[1], "-", "s"), (SERIES[2], "--", "D"))
+
+
+def conditions_of(auxiliary: dict) -> list[tuple]:
+    """The (λ, lm_on) conditions of the stored runs, in their order."""
+    return list(dict.fromkeys((r["lam"], r["lm_on"]) for r in auxiliary["runs"]))
+
+
+def convergence_curves(ax, auxiliary: dict, task: str, n_labelled: int) -> list:
+    """Draw one task's accuracy against steps on `ax`, each condition in its look (mean over
+    seeds, band from the lowest to the highest); returns the artists drawn."""
+    drawn = []
+    looks = dict(zip(conditions_of(auxiliary), CONDITION_LOOKS, strict=False))
+    for condition, (colour, style, marker) in looks.items():
+        key = (task, *condition, n_labelled)
+        mine = [r for r in auxiliary["runs"]
+                if (r["task"], r["lam"], r["lm_on"], r["n_labelled"]) == key]  # fmt: skip
+        if not mine:
+            continue
+        steps = [step for step, _ in mine[0]["curve"]]
+        groups = [[r["curve"][i][1] for r in mine] for i in range(len(steps))]
+        drawn += band(ax, steps, groups, colour, style, marker, condition_name(*condition))
+    return drawn
+
+
+def _convergence_axes(ax, task: str, n_labelled: int):
+    ax.set_xlabel(tr("fine-tuning steps"), fontsize=9)
+    ax.set_title(tr("{task}, {n} labelled examples", task=name_of(task), n=n_labelled),
+                 fontsize=10)  # fmt: skip
+
+
+class ConvergenceCanvas(BlitCanvas):
+    """One task's accuracy against fine-tuning steps for each condition, and a marker at the
+    chosen step: the axes are made once, a draw replaces the curves, the title and the
+    legend and moves the marker (ConvergenceExplorer)."""
+
+    def __init__(self, *, blit: bool = False):
+        super().__init__(figsize=(7.6, 3.7), blit=blit)
+        self.ax = self.figure.add_axes((0.09, 0.32, 0.88, 0.6))
+        _axes_style(self.ax)
+        self.ax.set_xlim(0, 310)
+        self._drawn: list = []
+        self._marker = self.ax.axvline(0, color=GREY, lw=1.0)
+
+    def draw(self, auxiliary: dict, task: str, n_labelled: int, step: int) -> Figure:
+        for artist in self._drawn:
+            artist.remove()
+        self._drawn = convergence_curves(self.ax, auxiliary, task, n_labelled)
+        self._marker.set_xdata([step, step])
+        _convergence_axes(self.ax, task, n_labelled)
+        legend = self.ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.15),
+                                ncol=2, frameon=False)  # fmt: skip
+        self.painted(*self._drawn, self._marker, self.ax.title, legend)
+        return self.figure
+
+
 @course_font
 def convergence_figure(auxiliary: dict, n_labelled: int = 1024) -> Figure:
     """Test accuracy against fine-tuning steps, one panel per task, for each λ (and L1 on
     the grammatical sentences only): mean over seeds, band from the lowest to the highest."""
-    runs = [r for r in auxiliary["runs"] if r["n_labelled"] == n_labelled]
-    tasks = list(dict.fromkeys(r["task"] for r in runs))
+    tasks = list(dict.fromkeys(r["task"] for r in auxiliary["runs"]))
     figure = Canvas(figsize=(5.2 * len(tasks), 4.6), dpi=100).figure
     axes = figure.subplots(1, len(tasks), squeeze=False)[0]
-    conditions = list(dict.fromkeys((r["lam"], r["lm_on"]) for r in runs))
-    looks = ((SERIES[0], ":", "o"), (SERIES[1], "-", "s"), (SERIES[2], "--", "D"))
-    styles = dict(zip(conditions, looks, strict=False))
     for ax, task in zip(axes, tasks, strict=True):
-        for condition in conditions:
-            mine = [r for r in runs if (r["task"], r["lam"], r["lm_on"]) == (task, *condition)]
-            if not mine:
-                continue
-            steps = [step for step, _ in mine[0]["curve"]]
-            groups = [[r["curve"][i][1] for r in mine] for i in range(len(steps))]
-            colour, style, marker = styles[condition]
-            band(ax, steps, groups, colour, style, marker, condition_name(*condition))
-        ax.set_xlabel(tr("fine-tuning steps"), fontsize=9)
-        ax.set_title(tr("{task}, {n} labelled examples", task=name_of(task), n=n_labelled),
-                     fontsize=10)  # fmt: skip
+        convergence_curves(ax, auxiliary, task, n_labelled)
+        _convergence_axes(ax, task, n_labelled)
         _axes_style(ax)
     shown = {}  # every condition once, whichever panel has it
     for ax in axes:

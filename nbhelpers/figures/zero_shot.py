@@ -30,12 +30,12 @@ def method_name(method: str) -> str:
     }[method]
 
 
-def band(ax, xs, groups, colour, style, marker, label):
-    """The mean of each group as a line, the lowest to highest as a band."""
-    ax.fill_between(xs, [min(g) for g in groups], [max(g) for g in groups], color=colour,
-                    alpha=0.15, lw=0)  # fmt: skip
-    ax.plot(xs, [np.mean(g) for g in groups], style, color=colour, marker=marker, ms=3.5,
-            label=label)  # fmt: skip
+def band(ax, xs, groups, colour, style, marker, label) -> list:
+    """The mean of each group as a line, the lowest to highest as a band; returns both."""
+    area = ax.fill_between(xs, [min(g) for g in groups], [max(g) for g in groups], color=colour,
+                           alpha=0.15, lw=0)  # fmt: skip
+    return [area, *ax.plot(xs, [np.mean(g) for g in groups], style, color=colour, marker=marker,
+                           ms=3.5, label=label)]  # fmt: skip
 
 
 @course_font

@@ -10,7 +10,7 @@ from .browser_heatmap import BrowserHeatmap
 from .causality import CausalityExplorer
 from .dot_product_geometry import DotProductGeometryExplorer
 from .embeddings import EmbeddingExplorer
-from .fine_tuning import FineTuningCurvesExplorer, TaskInputExplorer
+from .fine_tuning import ConvergenceExplorer, FineTuningCurvesExplorer, TaskInputExplorer
 from .masking import MaskExplorer
 from .multihead import MultiHeadExplorer
 from .next_token import NextTokenExplorer
@@ -25,6 +25,7 @@ __all__ = [
     "BPEExplorer",
     "BrowserHeatmap",
     "CausalityExplorer",
+    "ConvergenceExplorer",
     "DotProductGeometryExplorer",
     "EmbeddingExplorer",
     "FineTuningCurvesExplorer",

@@ -8,6 +8,8 @@ import numpy as np
 
 from ..corpus.tasks import make_task
 from ..experiments.fine_tuning import load_curves
+from ..experiments.fine_tuning_claims import load_claims
+from ..figures.fine_tuning_claims import ConvergenceCanvas, condition_name, conditions_of
 from ..figures.tokens import FineTuningCurvesCanvas, TokenRowsCanvas, name_of
 from ..fine_tuning import (
     classification_input,
@@ -155,4 +157,60 @@ class FineTuningCurvesExplorer(FigureExplorer):
                     start=name_of(start), lam=lam, mean=float(np.mean(values)),
                     low=min(values), high=max(values),
                 ))  # fmt: skip
+        self.show("<br>".join(lines))
+
+
+class ConvergenceExplorer(FigureExplorer):
+    """The auxiliary objective's stored runs: choose the task, the labelled-set size and a
+    fine-tuning step; the figure draws test accuracy against steps for λ = 0, λ = 0.5 (and L1
+    on grammatical sentences only), the readout each one's accuracy at that step and the
+    language model's KL inside clauses after the 300 steps."""
+
+    def __init__(self, claims: dict | None = None, *, task: str = "grammaticality"):
+        self.auxiliary = (claims or load_claims())["auxiliary"]
+        runs = self.auxiliary["runs"]
+        tasks = list(dict.fromkeys(r["task"] for r in runs))
+        if task not in tasks:
+            raise ValueError(
+                tr("task must be one of {tasks}, got {task!r}", tasks=tasks, task=task)
+            )
+        sizes = sorted({r["n_labelled"] for r in runs})
+        steps = [step for step, _ in runs[0]["curve"]]
+        self.task = widgets.Dropdown(
+            options=[(name_of(t), t) for t in tasks], value=task, description=tr("task")
+        )
+        self.n_labelled = widgets.SelectionSlider(
+            options=[(str(n), n) for n in sizes], value=sizes[-1],
+            description=tr("labelled examples"), continuous_update=True,
+        )  # fmt: skip
+        self.step = widgets.SelectionSlider(
+            options=[(str(s), s) for s in steps], value=steps[2], description=tr("step"),
+            continuous_update=True,
+        )  # fmt: skip
+        self.canvas = ConvergenceCanvas(blit=True)
+        super().__init__([self.task, self.n_labelled, self.step])
+        self.redraw()
+
+    def runs_of(self, lam: float, lm_on: str) -> list[dict]:
+        key = (self.task.value, lam, lm_on, self.n_labelled.value)
+        return [r for r in self.auxiliary["runs"]
+                if (r["task"], r["lam"], r["lm_on"], r["n_labelled"]) == key]  # fmt: skip
+
+    def redraw(self) -> None:
+        step = self.step.value
+        self.canvas.draw(self.auxiliary, self.task.value, self.n_labelled.value, step)
+        self.image.value = self.canvas.png()
+        lines = []
+        for lam, lm_on in conditions_of(self.auxiliary):
+            mine = self.runs_of(lam, lm_on)
+            if not mine:
+                continue
+            at_step = [dict(r["curve"])[step] for r in mine]
+            kl = [r["kl"]["inside clauses"] for r in mine]
+            lines.append(markup(
+                "{condition}: accuracy at step {step} {mean:.3f} (seeds {low:.3f} to {high:.3f}); "
+                "KL inside clauses after 300 steps {kl:.3f}",
+                condition=condition_name(lam, lm_on), step=step, mean=float(np.mean(at_step)),
+                low=min(at_step), high=max(at_step), kl=float(np.mean(kl)),
+            ))  # fmt: skip
         self.show("<br>".join(lines))

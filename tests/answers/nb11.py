@@ -107,7 +107,7 @@ EXERCISES = [
     ),
     Exercise(
         check_fine_tuning_loop,
-        "my_fine_tune",
+        "my_fine_tuning_loop",
         mistakes=[
             (lambda *a: loop(*a, early=True), "the optimiser was built before gpt.add_tokens"),
             (lambda *a: loop(*a, only="head"), "only the head is trained"),
