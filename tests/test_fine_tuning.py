@@ -338,3 +338,12 @@ def test_settings_refuse_what_they_cannot_run():
         FineTuningSettings(model="huge")
     with pytest.raises(ValueError, match="schedule must be one of"):
         FineTuningSettings(schedule="cosine")
+
+
+def test_a_run_with_dropout_does_not_depend_on_what_ran_before():
+    settings = FineTuningSettings(n_labelled=32, steps=4, classifier_dropout=0.5, seed=1)
+    first, tuned = fine_tune(settings)
+    torch.rand(1000)  # the global generator moves on, as other runs in a sweep move it
+    second, again = fine_tune(settings)
+    assert first.accuracy == second.accuracy
+    assert torch.equal(tuned.W_y.weight, again.W_y.weight)

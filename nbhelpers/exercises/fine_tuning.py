@@ -37,17 +37,26 @@ class TaskHead(nn.Module):
         return head_log_probs(self.W_y, self.kind, h, ids, extract_id)
 
 
-def head_log_probs(W_y, kind, h, ids, extract_id, *, at=None, orders="sum", over=-1, log=True):
+def head_log_probs(W_y, kind, h, ids, extract_id, *, at=None, orders="sum", over=-1, out="log"):
     """TaskHead's formula with W_y given; the keywords make the usual mistakes: `at` an index
-    read in place of <EXTRACT>'s position, `orders` "first" or "mean" for similarity, `over`
-    the dimension of the softmax, `log` False for scores without the log softmax."""
-    h_m = extract_states(h, ids, extract_id) if at is None else h[..., at, :]  # (B, [m,] d)
+    read in place of <EXTRACT>'s position ("before": the token before it), `orders` "first"
+    or "mean" for similarity, `over` the dimension of the softmax, `out` "scores" (no
+    softmax) or "probabilities" (no log) in place of "log"."""
+    if at is None:
+        h_m = extract_states(h, ids, extract_id)  # (B, [m,] d)
+    elif at == "before":
+        before = (ids == extract_id).roll(-1, dims=-1)  # (B, [m,] n): just before <EXTRACT>
+        h_m = (h * before.unsqueeze(-1)).sum(-2)  # (B, [m,] d): the one row picked
+    else:
+        h_m = h[..., at, :]
     if kind == "similarity":
         h_m = {"sum": h_m.sum(1), "mean": h_m.mean(1), "first": h_m[:, 0]}[orders]
     scores = W_y(h_m)  # (B, n_classes), or (B, k, 1)
     if kind == "multiple choice":
         scores = scores.squeeze(-1)  # (B, k): one score per answer
-    return scores.log_softmax(over) if log else scores
+    if out == "scores":
+        return scores
+    return scores.log_softmax(over) if out == "log" else scores.softmax(over)
 
 
 def kind_name(kind: str) -> str:
@@ -92,6 +101,11 @@ def check_task_head(cls) -> CheckResult:
         def run(answer, kind=kind, h=h, ids=ids):
             head = build(answer, d, kind)
             (W_y,) = linear_weights(head, "W_y").values()
+            if W_y.bias is not None:
+                raise Rejected(
+                    tr("W_y has a bias"),
+                    tr("P(y | x) = softmax(h_L^m W_y) has none: nn.Linear(..., bias=False)"),
+                )
             outputs = 1 if kind == "multiple choice" else 2
             if W_y.weight.shape != (outputs, d):
                 raise Rejected(
@@ -114,7 +128,11 @@ def check_task_head(cls) -> CheckResult:
                     (tr("the first position is read, the start token: read the state at "
                         "<EXTRACT>, where the whole sequence has been seen"), variant(at=0)),
                     (tr("no log softmax: return log P(y | x), not the scores"),
-                     variant(log=False)),
+                     variant(out="scores")),
+                    (tr("probabilities, not their logarithms: return log P(y | x), with "
+                        "log_softmax"), variant(out="probabilities")),
+                    (tr("the token before <EXTRACT> is read: h_L^m is the state at <EXTRACT> "
+                        "itself, the last token the model reads"), variant(at="before")),
                     (tr("the softmax runs over the batch: it runs over each example's classes, "
                         "or for multiple choice over its k answers"), variant(over=0)),
                 ]  # fmt: skip
@@ -137,12 +155,21 @@ def check_task_head(cls) -> CheckResult:
 
 
 def reference_loss(log_p, labels, lm_logits, ids, lam, pad_id, *, swap=False, sign=1.0,
-                   means=True, pad=True, shift=True, aux=True):  # fmt: skip
+                   means=True, pad=True, shift=True, aux=True, mask="targets"):  # fmt: skip
     """-L2/B - λ·L1/N, written with F.nll_loss and F.cross_entropy; the keywords make the
-    usual mistakes."""
+    usual mistakes (`mask` "inputs": the positions whose input is <PAD> left out, not those
+    whose target is; "per sequence": L1 averaged over each sequence, then over them)."""
     logits, targets = (lm_logits[..., :-1, :], ids[..., 1:]) if shift else (lm_logits, ids)
     reduction = "mean" if means else "sum"
     L2_term = F.nll_loss(log_p, labels, reduction=reduction)  # -L2 / B
+    if mask != "targets":
+        token = -logits.log_softmax(-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        kept = (ids[..., :-1] if mask == "inputs" else targets) != pad_id
+        if mask == "inputs":
+            L1_term = token[kept].mean()
+        else:  # per sequence: GPT-1's code
+            L1_term = ((token * kept).sum(-1) / kept.sum(-1)).mean()
+        return sign * (L2_term + lam * L1_term)
     ignored = pad_id if pad else -100  # -100: no target is ignored
     L1_term = F.cross_entropy(
         logits.flatten(0, -2), targets.flatten(), ignore_index=ignored, reduction=reduction
@@ -190,6 +217,12 @@ def check_fine_tuning_loss(fn) -> CheckResult:
              variant(shift=False) if lam else None),
             (tr("λ·L1 is missing: add λ times the language model's loss"),
              variant(aux=False) if lam else None),
+            (tr("the positions whose input is <PAD> are left out, not those whose target is: "
+                "the position of <EXTRACT> then learns to predict <PAD>"),
+             variant(mask="inputs") if lam else None),
+            (tr("L1 is averaged over each sequence, then over the sequences (as GPT-1's code "
+                "does): here each of the N tokens counts once, -L1/N"),
+             variant(mask="per sequence") if lam else None),
         ]  # fmt: skip
         cases.append(
             Case(name, f"log_p {tuple(log_p.shape)}, ids {tuple(ids.shape)}, λ = {lam:g}",
@@ -200,7 +233,7 @@ def check_fine_tuning_loss(fn) -> CheckResult:
 
 
 def reference_loop(gpt, head, loss_fn, batches, lam, lr, pad_id, *, optimiser_first=False,
-                   train=("gpt", "head"), zero=True, read=1):  # fmt: skip
+                   train=("gpt", "head"), zero=True, read=1, optimiser="Adam"):  # fmt: skip
     """nbhelpers' own loop: add <DELIM> and <EXTRACT> to W_e, Adam over the model's and the
     head's parameters, then one step per batch on loss_fn; returns the losses. The keywords
     make the usual mistakes."""
@@ -210,7 +243,7 @@ def reference_loop(gpt, head, loss_fn, batches, lam, lr, pad_id, *, optimiser_fi
     if not optimiser_first:
         parameters = [*(gpt.parameters() if "gpt" in train else ()),
                       *(head.parameters() if "head" in train else ())]  # fmt: skip
-    optimizer = torch.optim.Adam(parameters, lr=lr)
+    optimizer = getattr(torch.optim, optimiser)(parameters, lr=lr)
     losses = []
     for ids, labels in batches:
         h = gpt.hidden_states(ids)
@@ -279,6 +312,8 @@ def check_fine_tuning_loop(fn) -> CheckResult:
                  variant(zero=False)),
                 (tr("the head reads <DELIM>: gpt.add_tokens(2) returns the ids of <DELIM> and "
                     "<EXTRACT>, in that order"), variant(read=0)),
+                (tr("AdamW decays every weight towards 0 each step: the exercise asks for "
+                    "torch.optim.Adam"), variant(optimiser="AdamW")),
             ]  # fmt: skip
             return got, outcome(reference_loop), mistakes
 

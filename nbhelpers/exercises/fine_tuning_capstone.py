@@ -142,6 +142,14 @@ def fine_tune_yours(
     }[task]
     said = dict(exercise=exercise, task=task_name, accuracy=accuracy, goal=GOALS[task],
                 low=min(own), high=max(own), seconds=seconds)  # fmt: skip
+    others = [names[name] for name in OWN if name not in yours]
+    if others:  # the run says what nbhelpers' parts did, not yet what all of yours do
+        lines.append(
+            tr("… {exercise}: {task}, test accuracy {accuracy:.3f} (goal {goal}), with "
+               "nbhelpers' own {parts}: make yours pass its checker, then run this cell again",
+               parts=tr(", ").join(others), **said)
+        )  # fmt: skip
+        return FineTuningCapstoneResult(FAILED, lines, accuracy, yours, seconds)
     if accuracy >= GOALS[task]:
         lines.append(
             tr("✓ {exercise}: {task}, test accuracy {accuracy:.3f} ≥ {goal} after "

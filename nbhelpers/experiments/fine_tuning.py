@@ -271,8 +271,12 @@ def fine_tune(
     passed to reuse it across runs. `cpu_threads` sets torch's CPU threads for the run
     (restored afterwards; None keeps them), as the course's other training runs do: a model
     this small gains nothing from a second thread."""
-    with threads_for_cpu(cpu_threads):
-        return _fine_tune(settings or FineTuningSettings(**overrides), data)
+    settings = settings or FineTuningSettings(**overrides)
+    # the classifier's dropout draws from torch's global generator: seeded here, so that a
+    # run does not depend on what ran before it in the process
+    with threads_for_cpu(cpu_threads), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(settings.seed)
+        return _fine_tune(settings, data)
 
 
 def learning_rate_at(settings: FineTuningSettings, step: int) -> float:

@@ -51,6 +51,8 @@ PARTS = ("recipes", "auxiliary", "layers", "probes")
 
 RECIPES = {
     "paper": PAPER_RECIPE,
+    # the paper's with the course's learning rate: 3 epochs are still 3 to 96 steps
+    "paper, course lr": {**PAPER_RECIPE, "lr": 1e-3},
     # everything of the paper's but its learning rate and epochs: the course's lr and 300 steps
     "paper, course lr and steps": {**PAPER_RECIPE, "lr": 1e-3, "epochs": None},
 }

@@ -31,7 +31,7 @@ def condition_name(lam: float, lm_on: str) -> str:
 
 
 def _axes_style(ax, ylow=0.4):
-    ax.axhline(0.5, color=PALE_GREY, lw=0.8)
+    ax.axhline(0.5, color=PALE_GREY, lw=0.8, zorder=0.5)  # chance: under every curve
     ax.set_ylim(ylow, 1.02)
     ax.set_ylabel(tr("test accuracy"), fontsize=9)
     ax.tick_params(labelsize=9)
@@ -167,7 +167,7 @@ def layers_figure(layers: Sequence[dict]) -> Figure:
         mine = [r for r in layers if r["task"] == task]
         band(ax, counts, _groups(mine, "layers", counts), colour, "-", "o", name_of(task))
         scratch = [r["accuracy"] for r in mine if r["layers"] is None]
-        ax.axhline(sum(scratch) / len(scratch), color=colour, ls="--", lw=1.0,
+        ax.axhline(sum(scratch) / len(scratch), color=colour, ls="--", lw=1.4, zorder=3,
                    label=tr("{task}, no pre-training", task=name_of(task)))  # fmt: skip
     ax.set_xticks(counts, [str(c) for c in counts])
     ax.set_xlabel(tr("blocks transferred (0: the embeddings only)"), fontsize=9)

@@ -14,7 +14,8 @@ from nbhelpers.exercises.fine_tuning import reference_loss
 from . import Exercise
 
 
-def head_class(*, read="extract", orders="sum", over=-1, log=True, mc_outputs=1):
+def head_class(*, read="extract", orders="sum", over=-1, log=True, mc_outputs=1, probs=False,
+               bias=False):  # fmt: skip
     """A classifier head with one of the usual mistakes (the defaults: none)."""
 
     class Head(nn.Module):
@@ -22,11 +23,15 @@ def head_class(*, read="extract", orders="sum", over=-1, log=True, mc_outputs=1)
             super().__init__()
             self.kind = kind
             outputs = mc_outputs if kind == "multiple choice" else n_classes
-            self.W_y = nn.Linear(d_model, outputs, bias=False)
+            self.W_y = nn.Linear(d_model, outputs, bias=bias)
 
         def forward(self, h, ids, extract_id):
             if read == "extract":
                 h_m = h[ids == extract_id].view(*ids.shape[:-1], h.shape[-1])
+            elif read == "before":
+                before = (ids == extract_id).long().argmax(-1) - 1
+                index = before[..., None, None].expand(*before.shape, 1, h.shape[-1])
+                h_m = h.gather(-2, index).squeeze(-2)
             else:
                 h_m = h[..., {"last": -1, "first": 0}[read], :]
             if self.kind == "similarity":
@@ -34,9 +39,21 @@ def head_class(*, read="extract", orders="sum", over=-1, log=True, mc_outputs=1)
             scores = self.W_y(h_m)
             if self.kind == "multiple choice":
                 scores = scores.squeeze(-1)
+            if probs:
+                return torch.softmax(scores, over)
             return torch.log_softmax(scores, over) if log else scores
 
     return Head
+
+
+def per_sequence_loss(log_p, labels, lm_logits, ids, lam, pad_id):
+    """GPT-1's code: each sequence's mean token loss, then their mean."""
+    L2 = -log_p[torch.arange(len(labels)), labels].mean()
+    log_q = lm_logits[..., :-1, :].log_softmax(-1)
+    targets = ids[..., 1:]
+    token = -log_q.gather(-1, targets[..., None]).squeeze(-1)
+    kept = (targets != pad_id).float()
+    return L2 + lam * ((token * kept).sum(-1) / kept.sum(-1)).mean()
 
 
 def loss_written_with_cross_entropy(log_p, labels, lm_logits, ids, lam, pad_id):
@@ -47,7 +64,7 @@ def loss_written_with_cross_entropy(log_p, labels, lm_logits, ids, lam, pad_id):
 
 
 def loop(gpt, head, loss_fn, batches, lam, lr, pad_id, *, early=False, only=None, zero=True,
-         delim=False):  # fmt: skip
+         delim=False, adamw=False):  # fmt: skip
     if early:
         optimizer = torch.optim.Adam([*gpt.parameters(), *head.parameters()], lr=lr)
     delim_id, extract_id = gpt.add_tokens(2)
@@ -56,7 +73,7 @@ def loop(gpt, head, loss_fn, batches, lam, lr, pad_id, *, early=False, only=None
     if not early:
         parameters = {"gpt": list(gpt.parameters()), "head": list(head.parameters())}
         chosen = parameters[only] if only else [*parameters["gpt"], *parameters["head"]]
-        optimizer = torch.optim.Adam(chosen, lr=lr)
+        optimizer = (torch.optim.AdamW if adamw else torch.optim.Adam)(chosen, lr=lr)
     for ids, labels in batches:
         h = gpt.hidden_states(ids)
         loss = loss_fn(head(h, ids, extract_id), labels, gpt.logits(h), ids, lam, pad_id)
@@ -89,6 +106,9 @@ EXERCISES = [
             (head_class(orders="mean"), "the two orders are averaged"),
             (head_class(over=0), "the softmax runs over the batch"),
             (head_class(mc_outputs=2), "scores each answer with one number"),
+            (head_class(read="before"), "the token before <EXTRACT> is read"),
+            (head_class(probs=True), "probabilities, not their logarithms"),
+            (head_class(bias=True), "bias=False"),
         ],
         other_styles=[head_class()],
     ),
@@ -102,6 +122,8 @@ EXERCISES = [
             (lambda *a: reference_loss(*a, pad=False), "<PAD> targets count"),
             (lambda *a: reference_loss(*a, shift=False), "not shifted"),
             (lambda *a: reference_loss(*a, aux=False), "λ·L1 is missing"),
+            (lambda *a: reference_loss(*a, mask="inputs"), "whose input is <PAD> are left out"),
+            (per_sequence_loss, "averaged over each sequence"),
         ],
         other_styles=[loss_written_with_cross_entropy],
     ),
@@ -114,6 +136,7 @@ EXERCISES = [
             (lambda *a: loop(*a, only="gpt"), "W_y is not trained"),
             (lambda *a: loop(*a, zero=False), "old gradients were not cleared"),
             (lambda *a: loop(*a, delim=True), "the head reads <DELIM>"),
+            (lambda *a: loop(*a, adamw=True), "AdamW decays every weight"),
         ],
         other_styles=[loop_with_two_passes],
     ),
