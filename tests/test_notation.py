@@ -111,3 +111,26 @@ def test_the_checks_can_fail():
     )
     assert one_based_labels('tr("head {k}", k=i + 1)')
     assert not one_based_labels('tr("head {k}", k=i)')
+
+
+def test_the_japanese_notation_page_translates_the_current_english_one():
+    """notebooks/ja/NOTATION.md records the hash of the English page it translates, as each
+    Japanese markdown cell does (scripts/translations.py): when the English page changes,
+    this fails until the translation is brought up to date and its hash recorded."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from translations import source_hash
+
+    english = (ROOT / "notebooks/NOTATION.md").read_text(encoding="utf-8")
+    japanese = (ROOT / "notebooks/ja/NOTATION.md").read_text(encoding="utf-8")
+    recorded = re.search(r"en_sha: ([0-9a-f]{16})", japanese.splitlines()[0])
+    assert recorded and recorded[1] == source_hash(english), (
+        "notebooks/NOTATION.md changed since notebooks/ja/NOTATION.md translated it: update the "
+        f"translation and record en_sha: {source_hash(english)} on its first line"
+    )
+
+    def rows(text):  # the table rows of each section: the same symbols, in the same order
+        return [line.count("|") for line in text.splitlines() if line.startswith("| ")]
+
+    assert rows(japanese) == rows(english)
