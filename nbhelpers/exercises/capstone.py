@@ -213,8 +213,8 @@ def use_parts(attention=None, block=None, forward=None, step=None, *, checked=Tr
     return parts
 
 
-@dataclass
-class CapstoneResult:
+@dataclass(repr=False)
+class CapstoneResult(Report):
     """What the capstone measured: the KL reached, when, and what the losses say."""
 
     status: str
@@ -228,15 +228,6 @@ class CapstoneResult:
     # shifted", "loss climbs", "no learning", "context ignored", "time ran out", "too slow";
     # None if passed
     fault: str | None = None
-
-    def __bool__(self) -> bool:
-        return self.status == PASSED
-
-    def __repr__(self) -> str:
-        return "\n".join(self.lines)
-
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text(repr(self))
 
 
 def suspect_questions() -> dict:

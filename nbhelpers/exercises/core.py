@@ -30,6 +30,7 @@ NEG_INF = float("-inf")
 
 # What every checker module imports (`from .core import *`): the toolkit, in one place.
 __all__ = [
+    "Report",
     "FAILED",
     "NEG_INF",
     "NOT_ATTEMPTED",
@@ -90,16 +91,12 @@ class Rejected(Exception):
         self.problem, self.hint = problem, hint
 
 
-@dataclass
-class CheckResult:
-    """What a checker found. `bool(result)` is True only when every case passed."""
+class Report:
+    """What a checker or a capstone says: a status and the lines of its report, shown as
+    text in a notebook; `bool(report)` is True only when it passed."""
 
-    exercise: str
     status: str
     lines: list[str]
-    cases: int = 0
-    # (expected, got) of a failed case whose answer is a matrix: drawn beside the report
-    picture: tuple | None = None
 
     def __bool__(self) -> bool:
         return self.status == PASSED
@@ -109,6 +106,18 @@ class CheckResult:
 
     def _repr_pretty_(self, printer, cycle) -> None:  # IPython shows the report, not a dataclass
         printer.text(repr(self))
+
+
+@dataclass(repr=False)
+class CheckResult(Report):
+    """What a checker found. `bool(result)` is True only when every case passed."""
+
+    exercise: str
+    status: str
+    lines: list[str]
+    cases: int = 0
+    # (expected, got) of a failed case whose answer is a matrix: drawn beside the report
+    picture: tuple | None = None
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """The report as text the learner reads, and for a wrong matrix, expected, yours and

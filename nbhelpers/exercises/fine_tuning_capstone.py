@@ -45,22 +45,13 @@ def part_names() -> dict:
     }
 
 
-@dataclass
-class FineTuningCapstoneResult:
+@dataclass(repr=False)
+class FineTuningCapstoneResult(Report):
     status: str
     lines: list[str]
     accuracy: float | None = None
     yours: list[str] = field(default_factory=list)
     seconds: float = 0.0
-
-    def __bool__(self) -> bool:
-        return self.status == PASSED
-
-    def __repr__(self) -> str:
-        return "\n".join(self.lines)
-
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text(repr(self))
 
 
 def fine_tune_yours(
