@@ -60,7 +60,7 @@ _MODULES = {
     "statistics": ["dot_product_variance", "kl_divergence", "random_dot_products", "row_entropy"],
     "support.checks": ["check_close"],
     "support.device": ["available_devices", "describe_environment", "device_name", "get_device"],
-    "support.language": ["language", "pad", "set_language", "tr"],
+    "support.language": ["language", "listing", "pad", "set_language", "tr"],
     "support.seeding": ["seed_everything"],
     "experiments.heldout": ["evaluate", "evaluate_by_rule", "make_heldout"],
     "experiments.pretraining": ["corpus_model_config", "train"],

@@ -129,22 +129,26 @@ def check_cache_agrees(
     ok = same and error <= atol
     if same:
         line = tr(
-            "cached vs recomputed generation: the same {n} new tokens; logits max |error| = "
-            "{error:.1e} (tolerance {atol:.0e})",
-            n=max_new_tokens, error=error, atol=atol,
+            "{status} cached vs recomputed generation: the same {n} new tokens; logits max "
+            "error {error:.1e} (tolerance {atol:.0e})",
+            status=status(ok), n=max_new_tokens, error=error, atol=atol,
         )  # fmt: skip
     else:
         line = tr(
-            "cached vs recomputed generation: DIFFERENT {n} new tokens; logits max |error| = "
-            "{error:.1e} (tolerance {atol:.0e})",
-            n=max_new_tokens, error=error, atol=atol,
+            "{status} cached vs recomputed generation: DIFFERENT {n} new tokens; logits max "
+            "error {error:.1e} (tolerance {atol:.0e})",
+            status=status(ok), n=max_new_tokens, error=error, atol=atol,
         )  # fmt: skip
-    print(status(ok), line)
+    print(line)
     if not same:
         differs = (slow != fast).reshape(-1, slow.shape[-1]).any(dim=0).nonzero()
         raise AssertionError(
-            f"cached and recomputed generation differ, first at position {int(differs[0])}"
-        )
+            tr("cached and recomputed generation differ, first at position {position}",
+               position=int(differs[0]))
+        )  # fmt: skip
     if not error <= atol:
-        raise AssertionError(f"cached vs recomputed logits: max |error| {error:.3e} > {atol:.0e}")
+        raise AssertionError(
+            tr("cached vs recomputed logits: max error {error:.3e} exceeds the tolerance "
+               "{atol:.0e}", error=error, atol=atol)
+        )  # fmt: skip
     return fast

@@ -12,7 +12,7 @@ from notebook_tools import ROOT
 # English heading -> the Japanese heading that covers it
 SECTIONS = {
     "Attention and the GPT-1 decoder, hands on": (
-        "手を動かして学ぶ注意機構と GPT-1 デコーダ（日本語版）"
+        "手を動かして学ぶ注意機構と GPT-1 デコーダー（日本語版）"
     ),
     "Two commands": "二つのコマンド",
     "What `make test` needs": "`make test` に必要なもの",
@@ -22,7 +22,7 @@ SECTIONS = {
     "The Japanese edition (日本語版)": "翻訳を最新に保つ（メンテナー向け）",
     "Exercises": "演習",
     "Explorers: drawn by the kernel, or in the browser": (
-        "カーネルが描くエクスプローラーと、ブラウザが描くヒートマップ"
+        "カーネルが描くエクスプローラーと、ブラウザーが描くヒートマップ"
     ),
     "Devices": "デバイス",
     "Offline": "オフライン",

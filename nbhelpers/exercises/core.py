@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from ..support.checks import max_error
-from ..support.language import tr
+from ..support.language import listing, tr
 
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
 NEG_INF = float("-inf")
@@ -208,13 +208,13 @@ def difference(expected, got, atol: float, parts: Sequence[str] = ()) -> str | N
             if atol == 0:  # an exact result: say how many entries are wrong
                 wrong = int((expected != got).sum())
                 return tr(
-                    "{wrong} of {total} entries differ: max |error| = {error:.1e}",
+                    "{wrong} of {total} entries differ: max error {error:.1e} (exact comparison)",
                     wrong=wrong,
                     total=got.numel(),
                     error=error,
                 )
             return tr(
-                "expected vs got: max |error| = {error:.1e} (tolerance {atol:.0e})",
+                "expected vs got: max error {error:.1e} (tolerance {atol:.0e})",
                 error=error,
                 atol=atol,
             )
@@ -301,7 +301,7 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
             lines.append("  " + tr("hint: {hint}", hint=hints[0]))
             lines += ["  " + tr("or: {hint}", hint=hint) for hint in hints[1:]]
         return CheckResult(exercise, FAILED, lines, len(cases), matrices(expected, got))
-    names = "; ".join(case.name for case in cases)
+    names = tr("; ").join(case.name for case in cases)
     return CheckResult(
         exercise,
         PASSED,
@@ -402,7 +402,7 @@ def randn(generator: torch.Generator, *shape: int, dtype=torch.float32, scale: f
 
 
 def shapes(**tensors) -> str:
-    return ", ".join(f"{name} {describe(t)}" for name, t in tensors.items())
+    return listing(f"{name} {describe(t)}" for name, t in tensors.items())
 
 
 def leaves_state_alone(checker: Callable) -> Callable:

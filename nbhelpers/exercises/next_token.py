@@ -35,7 +35,7 @@ def check_sample_next_token(fn, draws: int = 1000) -> CheckResult:
         (tr("T = 0.5 (sharper)"), 0.5, None),
         (tr("T = 2 (flatter)"), 2.0, None),
         ("top_k = 3", 1.0, 3),
-        ("T = 0.7, top_k = 2", 0.7, 2),
+        (tr("T = 0.7, top_k = 2"), 0.7, 2),
     ]
     cases = []
     for number, (name, temperature, top_k) in enumerate(settings, start=1):

@@ -212,7 +212,7 @@ def check_self_attention(cls) -> CheckResult:
     for name, d_model, d_k, shape in (
         (tr("d_model = 8, d_k = 4, one sentence"), 8, 4, (5, 8)),
         (tr("d_model = 6, d_k = 3, batched"), 6, 3, (2, 4, 6)),
-        ("d_model = 12, d_k = 12", 12, 12, (3, 12)),
+        (tr("d_model = 12, d_k = 12"), 12, 12, (3, 12)),
     ):
         X = randn(g, *shape)
 

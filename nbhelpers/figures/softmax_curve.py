@@ -45,7 +45,7 @@ def softmax_curve_figure(
     for j in np.argsort(-s):
         left.vlines(s[j], 0, np.exp(s[j]), color=SERIES_COLOURS[0], linewidth=1.0, alpha=0.6)
         left.plot([s[j]], [np.exp(s[j])], "o", color=SERIES_COLOURS[0], markersize=6)
-        label = left.annotate(f"{labels[j]}: {weights[j]:.2f}", (s[j], np.exp(s[j])),
+        label = left.annotate(labels[j] + tr(": ") + f"{weights[j]:.2f}", (s[j], np.exp(s[j])),
                               textcoords="offset points", xytext=(-8, 6), fontsize=9,
                               arrowprops=LEADER)  # fmt: skip
         placed.append(label)

@@ -128,3 +128,8 @@ def pad(text, columns: int, align: str = "<") -> str:
     text = str(text)
     fill = " " * max(columns - width(text), 0)
     return text + fill if align == "<" else fill + text
+
+
+def listing(items, /) -> str:
+    """Items as the course's language lists them: "a, b" in English, 「a、b」 in Japanese."""
+    return tr(", ").join(map(str, items))

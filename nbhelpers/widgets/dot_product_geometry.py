@@ -111,7 +111,8 @@ class DotProductGeometryExplorer(FigureExplorer):
             f"|q| |k| cos θ = {q_len:.2f} × {k_len:.2f} × {format_factor(cos, 3)} = "
             f"<b>{format_number(q_len * k_len * cos, 3)}</b>; "
             + markup("scaled for d<sub>k</sub> = {d_k}", d_k=D_K)
-            + f": q·k / √{D_K} = <b>{format_number(score / math.sqrt(D_K), 3)}</b>"
+            + tr(": ")
+            + f"q·k / √{D_K} = <b>{format_number(score / math.sqrt(D_K), 3)}</b>"
         )
 
     def __repr__(self) -> str:

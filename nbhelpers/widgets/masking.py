@@ -10,7 +10,7 @@ import torch
 from ..attention import softmax
 from ..figures.heatmap import HeatmapCanvas
 from ..masks import causal_mask, padding_mask
-from ..support.language import tr
+from ..support.language import listing, tr
 from ..support.validation import is_int
 from .base import FigureExplorer, token_scores
 from .readout import markup, markup_n
@@ -42,7 +42,7 @@ class MaskExplorer(FigureExplorer):
             value=padding, min=0, max=n, step=1, description=tr("padding"), continuous_update=True
         )
         self.query = widgets.Dropdown(
-            options=[(f"{i}: {t}", i) for i, t in enumerate(self.tokens)],
+            options=[(tr("{i}: {token}", i=i, token=t), i) for i, t in enumerate(self.tokens)],
             value=n - 1,
             description=tr("query"),
         )
@@ -81,7 +81,7 @@ class MaskExplorer(FigureExplorer):
             labels,
             masked=blocked,
             highlight_row=i,
-            title="softmax(S + M): " + (", ".join(parts) if parts else tr("no mask")),
+            title=tr("softmax(S + M): {parts}", parts=listing(parts) if parts else tr("no mask")),
         )
         self.image.value = self.canvas.png()
         row, visible = weights[i], int((~blocked[i]).sum())

@@ -72,7 +72,7 @@ class MultiHeadExplorer(FigureExplorer):
         self.state = {k: v.detach().cpu().float() for k, v in module.state_dict().items()}
         self.d_model = d_model
         self.heads = widgets.SelectionSlider(
-            options=counts, value=n_heads, description=tr("heads h"), continuous_update=True
+            options=counts, value=n_heads, description=tr("heads n_h"), continuous_update=True
         )
         self.head = widgets.Dropdown(
             options=self._head_options(n_heads), value=0, description=tr("head")
