@@ -1,14 +1,18 @@
 """No English in what a Japanese learner sees: every stored output of the Japanese notebooks
-and solutions, and the text of every figure drawn while they ran (tests/english_in_japanese.py
-finds it, naming the notebook, the cell and the line). Code identifiers, units, proper names
-and a few kept terms are allowed; anything else is a text to put through `tr` and translate.
+and solutions, the text of every figure drawn while they ran, the saved widgets' labels,
+options and readouts, and the comments and docstrings of their code cells
+(tests/english_in_japanese.py finds it, naming the notebook, the cell and the line). Code
+identifiers, units, proper names and a few kept terms are allowed; anything else is a text to
+put through `tr` and translate, or a comment to write in Japanese.
 
-It counted 470 lines at ba28875, before the notebooks' own printing went through `tr`."""
+It counted 470 lines at ba28875, before the notebooks' own printing went through `tr`; with
+comments, docstrings, widget state and two-letter words read too, 427 at 4b57c67 (153 output
+lines, 146 of them a check line's `|error|`, and 274 lines of comments and docstrings)."""
 
 from __future__ import annotations
 
 import nbformat
-from english_in_japanese import JAPANESE, english_lines
+from english_in_japanese import JAPANESE, WIDGET_STATE, english_lines
 
 
 def test_the_japanese_edition_shows_no_english():
@@ -26,12 +30,32 @@ def test_the_scanner_finds_english_and_passes_japanese_and_code(tmp_path):
         nbformat.v4.new_output("execute_result", data={"text/plain": "tensor([0.1, 0.9])"}),
         nbformat.v4.new_output("stream", name="stdout", text="Linear(in_features=8, bias=True)\n"),
         nbformat.v4.new_output("stream", name="stdout", text="torch: view size is not valid\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="-1e+06 in float16 -> -inf\n"),
     ]
-    notebook.cells = [cell]
+    code = nbformat.v4.new_code_cell(
+        'def f(ids):\n    """ids (..., n) から、行ごとの和。"""\n'
+        "    return ids.sum(-1)  # the sum of each row\n\n\nx = f(ids)  # `ids`: (n,)\n"
+    )
+    notebook.cells = [cell, code]
     # what the figures this cell drew said, as `make notebooks` records it
     notebook.metadata["nbhelpers"] = {"figure_texts": {cell.id: ["クエリ $q_i$", "head 0"]}}
+    widgets = {
+        "a": {"model_name": "DropdownModel",
+              "state": {"description": "クエリ", "_options_labels": ["0：犬", "the last"]}},
+        "b": {"model_name": "HTMLModel", "state": {"value": "<b>o<sub>ij</sub></b> = 0.5"}},
+    }  # fmt: skip
+    notebook.metadata["widgets"] = {WIDGET_STATE: {"state": widgets}}
     path = tmp_path / "x.ipynb"
     nbformat.write(notebook, path)
     found = english_lines(path)
-    assert [line for _, line, _ in found] == ["figure: head 0", "step 100: 37 of 200 grammatical"]
-    assert [words for _, _, words in found] == [["head"], ["step", "grammatical"]]
+    assert [line for _, line, _ in found] == [
+        "widget: the last",
+        "figure: head 0",
+        "step 100: 37 of 200 grammatical",
+        "-1e+06 in float16 -> -inf",
+        "comment: the sum of each row",
+    ]
+    assert [words for _, _, words in found] == [
+        ["the", "last"], ["head"], ["step", "of", "grammatical"], ["in"],
+        ["the", "sum", "of", "each", "row"],
+    ]  # fmt: skip

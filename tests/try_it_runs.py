@@ -357,7 +357,7 @@ def clamped_mask_leak() -> tuple[int, float]:
         "04_masked_self_attention",
         (
             ("outputs(X, M), outputs(changed, M)", clamped),
-            ('assert earlier == 0.0, "an earlier output saw the future"', stop),
+            ('assert earlier == 0.0, tr("an earlier output saw the future")', stop),
         ),
         until=15,
     )
