@@ -47,7 +47,8 @@ IGNORED = (
     re.compile(r"^\s*[✓✗…!] \w+"),
     re.compile(r"'[^']*'"),
     re.compile(r"`[^`]*`"),
-    re.compile(r"one-hot|pre-LN|post-LN|top-[kp]（nucleus）|top-[kp]|\d-gram"),  # terms kept as they are
+    # terms kept as they are
+    re.compile(r"one-hot|pre-LN|post-LN|top-[kp]（nucleus）|top-[kp]|\d-gram"),
     re.compile(r"^\s*\(\w+\): "),  # a torch module's child in its repr: (attn): ...
     re.compile(r"\{[\w:.]+\}"),  # a {placeholder} the browser fills in (BrowserHeatmap)
     re.compile(r"d[^\s/]*/d\w+"),  # a derivative: dℓ/ds
