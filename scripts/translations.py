@@ -147,9 +147,9 @@ def sync(english_file: Path) -> Path:
     old = {}
     if japanese_file.exists():
         old = {c.get("id"): c for c in nbformat.read(japanese_file, as_version=4).cells}
-    old_widgets = None
+    old_metadata = {}
     if japanese_file.exists():
-        old_widgets = nbformat.read(japanese_file, as_version=4).metadata.get("widgets")
+        old_metadata = nbformat.read(japanese_file, as_version=4).metadata
     cells, code_cells = [], 0
     for en in english.cells:
         kept = old.get(en.get("id"))
@@ -172,11 +172,12 @@ def sync(english_file: Path) -> Path:
                 cell.metadata["translation"] = {"en_sha": None}
         cell["id"] = en.get("id")
         cells.append(cell)
-    # The English widget state would show English explorers until the notebook is executed;
-    # the Japanese edition keeps its own (until it is executed again).
-    metadata = {k: v for k, v in english.metadata.items() if k != "widgets"}
-    if old_widgets is not None:
-        metadata["widgets"] = old_widgets
+    # The English widget state would show English explorers until the notebook is executed,
+    # and the figure texts `make notebooks` recorded are the Japanese run's: the Japanese
+    # edition keeps its own (until it is executed again).
+    KEPT = ("widgets", "nbhelpers")
+    metadata = {k: v for k, v in english.metadata.items() if k not in KEPT}
+    metadata |= {k: old_metadata[k] for k in KEPT if k in old_metadata}
     notebook = nbformat.v4.new_notebook(cells=cells, metadata=metadata)
     japanese_file.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, japanese_file)

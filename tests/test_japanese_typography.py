@@ -167,3 +167,18 @@ def test_the_japanese_comments_use_the_glossary_long_vowels():
         if rule.search(text)
     ]
     assert not found, "\n".join(found)
+
+
+def test_no_special_token_is_left_to_the_markdown_renderer():
+    # <EXTRACT> outside a code span is an HTML tag to JupyterLab and GitHub: the reader sees
+    # nothing where the token should be. Both editions.
+    token = re.compile(r"<(?:EXTRACT|SOS|EOS|DELIM|START|PAD)>")
+    code = re.compile(r"```.*?```|`[^`]*`|\$[^$]*\$", re.S)
+    notebooks = [*JAPANESE_NOTEBOOKS, *(p.parent.parent / p.name for p in JAPANESE_NOTEBOOKS)]
+    found = [
+        f"{path.relative_to(ROOT).as_posix()} [{cell.get('id')}]"
+        for path in notebooks
+        for cell in cells(path)
+        if cell["cell_type"] == "markdown" and token.search(code.sub("", cell["source"]))
+    ]
+    assert not found, f"special tokens outside code spans in: {found}"

@@ -68,6 +68,9 @@ def test_sync_keeps_translations_and_marks_new_cells(pair):
     translations.sync(pair)
     found = translations.problems(pair)
     assert len(found) == 1 and "not translated yet" in found[0]
+    # what the Japanese run recorded (figure texts, widget state) stays until it runs again
+    kept = nbformat.read(translations.japanese_path(pair), as_version=4).metadata
+    assert kept["nbhelpers"]["figure_texts"] and kept["widgets"]
 
 
 def test_translated_comments_and_docstrings_are_the_same_code(pair):

@@ -220,7 +220,9 @@ class HeadGridCanvas(BlitCanvas):
                 (-0.5, -0.5), d_head, n, fill=False, edgecolor=HIGHLIGHT, linewidth=2.5
             )
         )
-        self.concat_ax.set_title("Concat(head_0, …, head_{n_h-1})", fontsize=TITLE_PT)
+        self.concat_ax.set_title(
+            r"$\mathrm{Concat}(\mathrm{head}_0, \ldots, \mathrm{head}_{n_h-1})$", fontsize=TITLE_PT
+        )
         self.output_ax.set_title(tr("output = Concat(…) W_O"), fontsize=TITLE_PT)
         return boundaries
 

@@ -163,7 +163,8 @@ class HeatmapCanvas(BlitCanvas):
         upright beside the axis: turned on its side, a single character reads as a blob."""
         self.ax.set_xlabel(xlabel)
         if len(ylabel.strip()) <= 2:
-            self.ax.set_ylabel(ylabel, rotation=0, ha="right", va="center")
+            # labelpad: clear of the tick labels (h₂), so the two do not read as one word
+            self.ax.set_ylabel(ylabel, rotation=0, ha="right", va="center", labelpad=12)
         else:
             self.ax.set_ylabel(ylabel, rotation=90, ha="center", va="bottom")  # the default
 

@@ -109,7 +109,7 @@ def describe_environment(device: torch.device | str | None = None) -> str:
     device = torch.device(device) if device is not None else get_device()
     names = {"flash": "flash", "memory-efficient": tr("memory-efficient"), "math": "math"}
     kernel_list = tr(", ").join(
-        f"{names[name]} {tr('yes') if ok else tr('no')}"
+        tr("{kernel}: {offered}", kernel=names[name], offered=tr("yes") if ok else tr("no"))
         for name, ok in sdpa_kernels(device).items()
     )
     device_line = tr(
