@@ -35,7 +35,7 @@ JA_TEXT = r"[ぁ-んァ-ヶ一-龠々ー、。「」（）：！？]"  # and the
 # {placeholders}, and quoted text (a token sequence keeps its spaces inside 「」).
 LEFT_OUT = re.compile(
     r"```.*?```|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|<[^>]+>|\]\([^)]*\)|https?://\S+|\{[^{}]*\}"
-    r"|「[^「」]*」|'[^']*'"
+    r"|「[^「」]*」|『[^『』]*』|'[^']*'"
     r"|\([^()（）\n]*,[^()（）\n]*\)",  # a tuple: (供, が), (..., 長さ, 特徴量)
     re.S,
 )

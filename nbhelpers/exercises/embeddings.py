@@ -36,7 +36,7 @@ def check_embed(fn) -> CheckResult:
                     if start
                     else ""
                 ),
-                shapes(ids=ids, W_e=W_e, W_p=W_p) + f", start = {start}",
+                shapes(ids=ids, W_e=W_e, W_p=W_p) + tr(", ") + f"start = {start}",
                 (lambda f, ids=ids, W_e=W_e, W_p=W_p: f(ids, W_e, W_p))
                 if start == 0
                 else (lambda f, ids=ids, W_e=W_e, W_p=W_p, start=start: f(ids, W_e, W_p, start)),
