@@ -31,3 +31,16 @@ def test_its_script_ships_in_the_package_and_marks_the_focused_control():
     script = SCRIPT.read_text(encoding="utf-8")
     assert KeyboardScope._esm == script
     assert "focusin" in script and "lmSuppressShortcuts" in script
+
+
+def test_a_cell_is_the_same_cell_in_both_editions():
+    # Without JupyterLab's cellId (nbclient, nbval), rerunning a cell is recognised by its
+    # code, so that the old explorer closes; the Japanese edition's translated comments and
+    # docstrings leave the code the same, and a changed line does not.
+    from nbhelpers.widgets.base import _code_of
+
+    english = 'def f():\n    """Draw it."""\n    return 1  # the explorer\n\nx = f()'
+    japanese = 'def f():\n    """描く。"""\n    return 1  # エクスプローラー\n\nx = f()'
+    assert _code_of(english) == _code_of(japanese)
+    assert _code_of(english) != _code_of(english.replace("return 1", "return 2"))
+    assert _code_of("%env X=1\nx = 1") == _code_of("x = 1")

@@ -8,6 +8,7 @@ notebook's stored outputs. Reprs are short and stable so nbval can compare them.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 
 import ipywidgets as widgets
@@ -56,7 +57,7 @@ _live_explorers: dict[tuple[str, str], FigureExplorer] = {}
 
 
 def _current_cell() -> str | None:
-    """An id of the cell being executed: JupyterLab's cellId, else the cell's source."""
+    """An id of the cell being executed: JupyterLab's cellId, else the cell's code."""
     try:
         from IPython import get_ipython
 
@@ -66,7 +67,24 @@ def _current_cell() -> str | None:
         return None
     if not parent:
         return None
-    return (parent.get("metadata") or {}).get("cellId") or parent.get("content", {}).get("code")
+    cell_id = (parent.get("metadata") or {}).get("cellId")
+    return cell_id or _code_of(parent.get("content", {}).get("code") or "")
+
+
+def _code_of(source: str) -> str:
+    """What a cell runs, without its comments and docstrings: the same cell in the Japanese
+    edition (its comments translated) is the same cell."""
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return source
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                body[0] = ast.Pass()  # a docstring, in whichever language
+    return ast.dump(tree)  # comments are not in the tree
 
 
 class FigureExplorer(widgets.VBox):
