@@ -20,13 +20,14 @@ Each English notebook `notebooks/X.ipynb` (or `solutions/X.ipynb`) has a Japanes
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
 import re
 import sys
 from pathlib import Path
 
 import nbformat
+
+from nbhelpers.support.cell_code import runnable_code
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("notebooks", "solutions")
@@ -69,27 +70,6 @@ def japanese_code(english_source: str, first: bool) -> str:
     return f"{LANGUAGE_LINE}\n{english_source}" if first else english_source
 
 
-def _without_words(source: str) -> str | None:
-    """The code of a cell without its comments and docstrings (None if it does not parse):
-    the part that must be the same in every language."""
-    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
-    try:
-        tree = ast.parse("\n".join(lines))
-    except SyntaxError:
-        return None
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            body[0] = ast.Expr(ast.Constant(""))  # a docstring, whatever its language
-    return ast.dump(tree)
-
-
 def same_code(english_source: str, japanese_source: str, first: bool) -> bool:
     """The Japanese cell runs the English code: the same text, or the same code with its
     comments and docstrings translated."""
@@ -98,8 +78,8 @@ def same_code(english_source: str, japanese_source: str, first: bool) -> bool:
         return True
     if first and not japanese_source.startswith(LANGUAGE_LINE + "\n"):
         return False
-    stripped = _without_words(japanese_source)
-    return stripped is not None and stripped == _without_words(expected)
+    stripped = runnable_code(japanese_source)
+    return stripped is not None and stripped == runnable_code(expected)
 
 
 def problems(english_file: Path) -> list[str]:

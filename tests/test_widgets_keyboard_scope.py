@@ -37,7 +37,7 @@ def test_a_cell_is_the_same_cell_in_both_editions():
     # Without JupyterLab's cellId (nbclient, nbval), rerunning a cell is recognised by its
     # code, so that the old explorer closes; the Japanese edition's translated comments and
     # docstrings leave the code the same, and a changed line does not.
-    from nbhelpers.widgets.base import _code_of
+    from nbhelpers.support.cell_code import runnable_code as _code_of
 
     english = 'def f():\n    """Draw it."""\n    return 1  # the explorer\n\nx = f()'
     japanese = 'def f():\n    """描く。"""\n    return 1  # エクスプローラー\n\nx = f()'

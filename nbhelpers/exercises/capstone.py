@@ -22,7 +22,7 @@ from torch import nn
 
 from ..gpt1 import GPT1, GPT1Block, GPT1Config
 from ..multihead import MultiHeadAttention
-from ..support.language import tr
+from ..support.language import listing, tr
 from ..support.validation import check_positive_int, check_positive_number, check_seed
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 from .multi_head import check_causal_multi_head
@@ -560,7 +560,7 @@ def verdict(
                 exercise=exercise,
                 part=part_name(part),
                 error=error,
-                inside=tr(", ").join(part_name(name) for name in suspected),
+                inside=listing(part_name(name) for name in suspected),
             )
         return CapstoneResult(
             FAILED,
@@ -570,7 +570,7 @@ def verdict(
             "raised",
         )
     model.eval()
-    yours = tr(", ").join(part_name(name) for name in parts.yours)
+    yours = listing(part_name(name) for name in parts.yours)
     if run.fault is None and run.kl is not None and run.kl <= goal:
         notes = checkers_say(parts, parts.unchecked)  # it learned, bugs and all
         return CapstoneResult(

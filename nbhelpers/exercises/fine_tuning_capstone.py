@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..fine_tuning import EXTRACT
-from ..support.language import tr
+from ..support.language import listing, tr
 from ..support.threads import cpu_threads
 from ..support.validation import check_seed
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
@@ -138,7 +138,7 @@ def fine_tune_yours(
         lines.append(
             tr("… {exercise}: {task}, test accuracy {accuracy:.3f} (goal {goal}), with "
                "nbhelpers' own {parts}: make yours pass its checker, then run this cell again",
-               parts=tr(", ").join(others), **said)
+               parts=listing(others), **said)
         )  # fmt: skip
         return FineTuningCapstoneResult(FAILED, lines, accuracy, yours, seconds)
     if accuracy >= GOALS[task]:

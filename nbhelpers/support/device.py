@@ -8,7 +8,7 @@ import warnings
 
 import torch
 
-from .language import tr
+from .language import listing, tr
 
 DEVICE_ENV_VAR = "NBHELPERS_DEVICE"
 KNOWN_DEVICES = ("cpu", "cuda", "mps")
@@ -108,7 +108,7 @@ def describe_environment(device: torch.device | str | None = None) -> str:
     """A short banner: torch version, device, and the attention kernels it offers."""
     device = torch.device(device) if device is not None else get_device()
     names = {"flash": "flash", "memory-efficient": tr("memory-efficient"), "math": "math"}
-    kernel_list = tr(", ").join(
+    kernel_list = listing(
         tr("{kernel}: {offered}", kernel=names[name], offered=tr("yes") if ok else tr("no"))
         for name, ok in sdpa_kernels(device).items()
     )

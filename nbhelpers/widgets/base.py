@@ -8,12 +8,12 @@ notebook's stored outputs. Reprs are short and stable so nbval can compare them.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 
 import ipywidgets as widgets
 import torch
 
+from ..support.cell_code import runnable_code
 from ..support.language import tr
 from .keyboard_scope import KeyboardScope
 
@@ -68,23 +68,8 @@ def _current_cell() -> str | None:
     if not parent:
         return None
     cell_id = (parent.get("metadata") or {}).get("cellId")
-    return cell_id or _code_of(parent.get("content", {}).get("code") or "")
-
-
-def _code_of(source: str) -> str:
-    """What a cell runs, without its comments and docstrings: the same cell in the Japanese
-    edition (its comments translated) is the same cell."""
-    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
-    try:
-        tree = ast.parse("\n".join(lines))
-    except SyntaxError:
-        return source
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
-            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-                body[0] = ast.Pass()  # a docstring, in whichever language
-    return ast.dump(tree)  # comments are not in the tree
+    code = parent.get("content", {}).get("code") or ""
+    return cell_id or runnable_code(code) or code  # the same code in both editions
 
 
 class FigureExplorer(widgets.VBox):
