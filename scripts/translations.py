@@ -2,12 +2,14 @@
 
 Each English notebook `notebooks/X.ipynb` (or `solutions/X.ipynb`) has a Japanese edition
 `notebooks/ja/X.ipynb` with the same cells in the same order and under the same cell ids:
-- its code cells are the English code, and the first one starts with LANGUAGE_LINE; their
-  comments and docstrings may be translated (the code itself, compared without them, may
-  not differ);
-- each markdown cell is a translation and records, in its metadata, the hash of the English
-  cell it translates: {"translation": {"en_sha": "..."}}. When the English cell changes, the
-  hashes differ and tests/test_translations.py names the cell until it is re-translated.
+- its code cells are the English program with Japanese words: string literals (the literal
+  parts of f-strings included), comments and docstrings may differ, what runs may not
+  (support/cell_code.py); the first one starts with LANGUAGE_LINE, so that nbhelpers' own
+  words come out in Japanese too;
+- each cell, markdown or code, records in its metadata the hash of the English cell it
+  translates: {"translation": {"en_sha": "..."}}. When the English cell changes, even in a
+  literal only, the hashes differ and `status` names the cell until it is re-translated
+  (tests/test_translations.py fails on it).
 
     python scripts/translations.py status              # what needs (re-)translating; exit 1 if any
     python scripts/translations.py sync notebooks/02_softmax.ipynb
@@ -15,6 +17,7 @@ Each English notebook `notebooks/X.ipynb` (or `solutions/X.ipynb`) has a Japanes
         # new markdown cells copied in English and marked untranslated, removed cells dropped
     python scripts/translations.py stamp notebooks/ja/02_softmax.ipynb CELL_ID ...
         # after translating cells: record the English hashes they now match (--all: every cell)
+        # (a code cell whose code differs from the English is refused)
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-from nbhelpers.support.cell_code import runnable_code
+from nbhelpers.support.cell_code import first_difference, runnable_code
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("notebooks", "solutions")
@@ -71,15 +74,20 @@ def japanese_code(english_source: str, first: bool) -> str:
 
 
 def same_code(english_source: str, japanese_source: str, first: bool) -> bool:
-    """The Japanese cell runs the English code: the same text, or the same code with its
-    comments and docstrings translated."""
-    expected = japanese_code(english_source, first)
-    if japanese_source == expected:
-        return True
+    """The Japanese cell runs the English code: the same code once literals, comments and
+    docstrings are masked (and, in the first cell, the language line before it)."""
     if first and not japanese_source.startswith(LANGUAGE_LINE + "\n"):
         return False
-    stripped = runnable_code(japanese_source)
-    return stripped is not None and stripped == runnable_code(expected)
+    masked = runnable_code(japanese_source)
+    return masked is not None and masked == runnable_code(english_source)
+
+
+def side_by_side(english_source: str, japanese_source: str) -> str:
+    """Where two cells' code differs: the English line over the Japanese line."""
+    pair = first_difference(english_source, japanese_source)
+    if pair is None:
+        return "    (the first cell must start with the line " + LANGUAGE_LINE + ")"
+    return f"    en: {pair[0]}\n    ja: {pair[1]}"
 
 
 def problems(english_file: Path) -> list[str]:
@@ -105,18 +113,24 @@ def problems(english_file: Path) -> list[str]:
         label = f"{where}, cell {en.get('id')} ({first_line(en)!r})"
         if en.cell_type != ja.cell_type:
             found.append(f"{label}: a {ja.cell_type} cell where the English has {en.cell_type}")
-        elif en.cell_type == "code":
-            if not same_code(en.source, ja.source, first=code_cells == 0):
-                found.append(f"{label}: its code differs from the English notebook's")
-            code_cells += 1
-        elif en.cell_type == "markdown":
+        elif en.cell_type == "code" and not same_code(en.source, ja.source, code_cells == 0):
+            found.append(
+                f"{label}: its code differs from the English notebook's\n"
+                + side_by_side(en.source, ja.source)
+            )
+        elif en.cell_type in ("code", "markdown"):
             recorded = ja.metadata.get("translation", {}).get("en_sha")
             if recorded is None:
                 found.append(f"{label}: not translated yet")
             elif recorded != source_hash(en.source):
                 found.append(f"{label}: the English changed since it was translated")
-            elif ja.source == en.source and ENGLISH_WORDS.search(en.source):
+            elif (
+                en.cell_type == "markdown"
+                and ja.source == en.source
+                and ENGLISH_WORDS.search(en.source)
+            ):
                 found.append(f"{label}: marked as translated but still in English")
+        code_cells += en.cell_type == "code"
     return found
 
 
@@ -124,12 +138,11 @@ def sync(english_file: Path) -> Path:
     """Create or update the Japanese edition's cells to match `english_file`'s."""
     english = nbformat.read(english_file, as_version=4)
     japanese_file = japanese_path(english_file)
-    old = {}
+    old, old_metadata = {}, {}
     if japanese_file.exists():
-        old = {c.get("id"): c for c in nbformat.read(japanese_file, as_version=4).cells}
-    old_metadata = {}
-    if japanese_file.exists():
-        old_metadata = nbformat.read(japanese_file, as_version=4).metadata
+        previous = nbformat.read(japanese_file, as_version=4)
+        old = {c.get("id"): c for c in previous.cells}
+        old_metadata = previous.metadata
     cells, code_cells = [], 0
     for en in english.cells:
         kept = old.get(en.get("id"))
@@ -141,9 +154,10 @@ def sync(english_file: Path) -> Path:
                 and kept.cell_type == "code"
                 and same_code(en.source, kept.source, first=code_cells == 1)
             ):
-                cell = kept  # keeps its outputs and its translated comments
+                cell = kept  # keeps its outputs and its words; the hash says if they are stale
             else:
                 cell = nbformat.v4.new_code_cell(source, metadata=dict(en.metadata))
+                cell.metadata["translation"] = {"en_sha": None}
         elif kept is not None and kept.cell_type == en.cell_type:
             cell = kept  # its translation, stale or not: the hash says which
         else:
@@ -165,17 +179,26 @@ def sync(english_file: Path) -> Path:
 
 
 def stamp(japanese_file: Path, cell_ids: list[str] | None) -> int:
-    """Record, for the given markdown cells (all when None), the English hash they match."""
+    """Record, for the given cells (all when None), the English hash they now translate. A
+    code cell whose code differs from the English cell's is refused."""
     english = {c.get("id"): c for c in nbformat.read(english_path(japanese_file), 4).cells}
     japanese = nbformat.read(japanese_file, as_version=4)
     unknown = set(cell_ids or ()) - set(english)
     if unknown:
         raise SystemExit(f"no cells {sorted(unknown)} in {english_path(japanese_file)}")
-    stamped = 0
+    stamped, code_cells = 0, 0
     for cell in japanese.cells:
-        if cell.cell_type == "markdown" and (cell_ids is None or cell.get("id") in cell_ids):
-            cell.metadata["translation"] = {"en_sha": source_hash(english[cell.get("id")].source)}
-            stamped += 1
+        first, code_cells = code_cells == 0, code_cells + (cell.cell_type == "code")
+        if cell.cell_type == "raw" or (cell_ids is not None and cell.get("id") not in cell_ids):
+            continue
+        en = english[cell.get("id")]
+        if cell.cell_type == "code" and not same_code(en.source, cell.source, first):
+            raise SystemExit(
+                f"{japanese_file}, cell {cell.get('id')}: its code differs from the English\n"
+                + side_by_side(en.source, cell.source)
+            )
+        cell.metadata["translation"] = {"en_sha": source_hash(en.source)}
+        stamped += 1
     nbformat.write(japanese, japanese_file)
     return stamped
 
@@ -191,7 +214,7 @@ def main(argv=None) -> int:
     stamp_parser = commands.add_parser("stamp", help="mark translated cells as up to date")
     stamp_parser.add_argument("japanese", type=Path)
     stamp_parser.add_argument("cells", nargs="*", help="cell ids (default with --all: every one)")
-    stamp_parser.add_argument("--all", action="store_true", help="every markdown cell")
+    stamp_parser.add_argument("--all", action="store_true", help="every cell")
     args = parser.parse_args(argv)
 
     if args.command == "status":

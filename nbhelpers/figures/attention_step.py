@@ -22,7 +22,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .canvas import (
     DPI,
     MIN_FONT_PT,
@@ -271,7 +271,7 @@ class AttentionStepCanvas(BlitCanvas):
         self._dots.set_offsets(np.column_stack([self._dot_x, values.reshape(-1) / value_limit]))
         self._dots.set_sizes(np.repeat(4 + 300 * weight_row, values.shape[1]))
         title = title if title is not None else tr("query i = {token}", token=rows[query])
-        self._title.set_text(translate(title))
+        self._title.set_text(title)
         return self.figure
 
     @staticmethod

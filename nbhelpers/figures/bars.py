@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .canvas import DPI, MIN_FONT_PT, BlitCanvas, to_numpy
 from .style import SERIES, course_font
 
@@ -48,7 +48,7 @@ class BarCanvas(BlitCanvas):
                 x + offset,
                 np.zeros(count),
                 width,
-                label=translate(name),  # a caller's series name, as its legend shows it
+                label=name,  # a caller's series name, as its legend shows it
                 color=SERIES_COLOURS[k % len(SERIES_COLOURS)],
             )
             self._bars.append(bars)
@@ -122,8 +122,8 @@ class BarCanvas(BlitCanvas):
             *(ylim or (min(0.0, *(v.min() for v in values.values())) * 1.15, max(top * 1.15, 1e-9)))
         )
         self._fit_labels(grow=ylim is None)
-        self.ax.set_ylabel(translate(ylabel))
-        self.ax.set_title(translate(title) or "")
+        self.ax.set_ylabel(ylabel)
+        self.ax.set_title(title or "")
         self.follow(self.ax.xaxis, labels)
         return self.figure
 

@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, to_numpy
@@ -47,7 +47,7 @@ def kv_cache_diagram(steps: int = 4, *, title: str | None = None) -> Figure:
     ax.text(-0.85, steps + 0.55, tr("grey: cached; coloured: computed at this step"),
             ha="left", fontsize=9, color=GREY)  # fmt: skip
     default = tr("The KV cache: each step adds one row of keys and values")
-    figure.suptitle(translate(title) or default, fontsize=11)
+    figure.suptitle(title or default, fontsize=11)
     return figure
 
 
@@ -81,6 +81,6 @@ def online_softmax_figure(scores, block: int, *, title: str | None = None) -> Fi
     ax.set_xlabel(tr("key j"), fontsize=10, labelpad=2)
     ax.set_ylabel(tr("score $s_j$"), fontsize=10)
     figure.suptitle(
-        translate(title) or tr("Online softmax: the keys block by block, {block} at a time",
+        title or tr("Online softmax: the keys block by block, {block} at a time",
                                block=block), fontsize=11)  # fmt: skip
     return figure

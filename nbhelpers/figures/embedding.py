@@ -23,7 +23,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .canvas import (
     DPI,
     MASKED_COLOUR,
@@ -270,7 +270,7 @@ class EmbeddingCanvas(BlitCanvas):
         )
         self._operators[1].set_color("black" if positions else "#c0c0c0")
         self.ax_h0.set_title("$h_0 = U W_e + W_p$" if positions else "$h_0 = U W_e$", fontsize=10)
-        self.figure.suptitle(translate(title) or "", fontsize=11)
+        self.figure.suptitle(title or "", fontsize=11)
         self._showing = (tuple(vocab), W_e.tobytes(), W_p.tobytes(), positions, title, fmt)
         return self.figure
 

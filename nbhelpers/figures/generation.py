@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
 from .style import GREY, MID_GREY, course_font
@@ -48,6 +48,6 @@ def generation_loop_figure(tokens: Sequence[str], *, title: str | None = None) -
         ax.text(steps + 1.9, t, tokens[t + 1], ha="center", va="center", fontsize=11,
                 color=SERIES_COLOURS[1])  # fmt: skip
         ax.text(-0.45, t, f"{t}", ha="center", va="center", fontsize=9, color=GREY)
-    figure.suptitle(translate(title) or tr("Generation: one model call per new token"),
+    figure.suptitle(title or tr("Generation: one model call per new token"),
                     fontsize=11)  # fmt: skip
     return figure

@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..multihead import check_divisible
-from ..support.language import tr, translate
+from ..support.language import tr
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas
@@ -79,5 +79,5 @@ def head_split_figure(n: int, d_model: int, n_heads: int, *, title: str | None =
             tr("head r owns features r·d_head … (r + 1)·d_head − 1 (d_head = {d_head})",
                d_head=d_head),
             ha="center", fontsize=9, color=GREY)  # fmt: skip
-    figure.suptitle(translate(title) or "", fontsize=12)
+    figure.suptitle(title or "", fontsize=12)
     return figure

@@ -26,7 +26,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..multihead import check_divisible
-from ..support.language import tr, translate
+from ..support.language import tr
 from .canvas import (
     CELL_MARGIN_PX,
     DPI,
@@ -292,7 +292,7 @@ class HeadGridCanvas(BlitCanvas):
                 ticks = range(0, len(labels), stride)
                 setter = ax.set_xticks if along == "x" else ax.set_yticks
                 setter(list(ticks), [labels[i] for i in ticks])
-        self.figure.suptitle(translate(title) or "", fontsize=TITLE_PT + 1, y=0.99)
+        self.figure.suptitle(title or "", fontsize=TITLE_PT + 1, y=0.99)
         self._labelled = (tuple(labels), title or "")
 
     def shows(self):

@@ -8,7 +8,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .canvas import (
     DPI,
     MASKED_COLOUR,
@@ -74,7 +74,7 @@ class HeatmapCanvas(BlitCanvas):
                 np.zeros(shape), cmap=self._cmap, vmin=self._vmin, vmax=self._vmax, aspect="auto"
             )
         colorbar = self.figure.colorbar(self._image, ax=self.ax, fraction=0.05, pad=0.03)
-        colorbar.set_label(translate(self._colorbar_label) or tr("attention weight"))
+        colorbar.set_label(self._colorbar_label or tr("attention weight"))
         self.ax.set_xticks(range(m))
         self.ax.set_yticks(range(n))
         self.ax.set_xlabel(tr("key j (attended to)"))
@@ -143,7 +143,7 @@ class HeatmapCanvas(BlitCanvas):
             )
         self.ax.set_xticklabels(cols)
         self.ax.set_yticklabels(rows)
-        self.ax.set_title(translate(title) or "")
+        self.ax.set_title(title or "")
         if self._numbers is not None:
             colours = cell_text_colours(self._image, values)
             cells = list(zip(values.flat, colours.flat, blocked.flat, strict=True))
@@ -255,7 +255,7 @@ def attention_heatmaps(
                             fontsize=9, color=colours[i, j])  # fmt: skip
         ax.set_xticks(range(n), labels, fontsize=9)
         ax.set_yticks(range(n), labels if k == 0 else [""] * n, fontsize=9)
-        ax.set_title(translate(titles[k]), fontsize=10)
+        ax.set_title(titles[k], fontsize=10)
         ax.tick_params(length=0)
         if highlight_row is not None:
             ax.add_patch(
@@ -265,5 +265,5 @@ def attention_heatmaps(
             )
     figure.colorbar(image, ax=list(axes), fraction=0.02, pad=0.02, label=tr("attention weight"))
     if title:
-        figure.suptitle(translate(title), fontsize=11)
+        figure.suptitle(title, fontsize=11)
     return figure

@@ -9,7 +9,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .canvas import MASKED_COLOUR, Canvas, check_labels, to_numpy
 from .style import course_font
 
@@ -90,5 +90,5 @@ def mask_steps_figure(
     for ax, symbol in zip(axes[:3], ("+", "=", "→"), strict=True):
         ax.annotate(symbol, xy=(1.16, 0.5), xycoords="axes fraction", ha="center",
                     va="center", fontsize=16)  # fmt: skip
-    figure.suptitle(translate(title) or tr("Masking, step by step"), fontsize=12)
+    figure.suptitle(title or tr("Masking, step by step"), fontsize=12)
     return figure

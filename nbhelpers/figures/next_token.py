@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import torch
 from matplotlib.figure import Figure
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .bars import BarCanvas
 from .style import course_font
 
@@ -56,7 +56,7 @@ def next_token_figure(
     return canvas.draw(
         {tr("model"): model_probs[chosen], tr("true"): truth},
         [tokens[i] for i in chosen],
-        title=translate(title),
+        title=title,
         ylabel=tr("P(next token)"),
         ylim=(0.0, 1.15),  # room above a bar of 1 for its label
     )

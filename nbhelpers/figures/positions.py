@@ -7,7 +7,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .canvas import Canvas, to_numpy
 from .style import course_font
 
@@ -42,5 +42,5 @@ def position_embedding_figure(W_p, *, title: str | None = None) -> Figure:
         ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True, nbins=6))
         ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True, nbins=8))
         ax.tick_params(labelsize=9)
-    figure.suptitle(translate(title) or tr("Learned position embeddings"), fontsize=12)
+    figure.suptitle(title or tr("Learned position embeddings"), fontsize=12)
     return figure

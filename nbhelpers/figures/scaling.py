@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import DPI, MIN_FONT_PT, to_numpy
 from .style import BLOCKED, course_font
@@ -25,8 +25,8 @@ def _finish_loglog(figure: Figure, ax, *, xlabel: str, ylabel: str, title: str) 
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(translate(ylabel))
-    ax.set_title(translate(title))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=MIN_FONT_PT)
     figure.tight_layout()
@@ -68,7 +68,7 @@ def loglog_figure(
         if not keep.any():
             continue
         colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
-        ax.plot(ns[keep], values[keep], marker="o", color=colour, label=translate(name))
+        ax.plot(ns[keep], values[keep], marker="o", color=colour, label=name)
         anchors[name] = (ns[keep][0], values[keep][0], max(ns[keep][-1], 2 * ns[keep][0]))
     if not isinstance(guides, Mapping):
         guides = {slope: next(iter(series)) for slope in guides}
@@ -125,11 +125,9 @@ def against_dk_figure(
             )
         if dashed:
             style, colour = next(theory_styles)
-            ax.plot(
-                d_ks, values, linestyle=style, color=colour, linewidth=1.2, label=translate(name)
-            )
+            ax.plot(d_ks, values, linestyle=style, color=colour, linewidth=1.2, label=name)
         else:
             colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
-            ax.plot(d_ks, values, marker="o", markersize=4, label=translate(name), color=colour)
+            ax.plot(d_ks, values, marker="o", markersize=4, label=name, color=colour)
     _finish_loglog(figure, ax, xlabel="$d_k$", ylabel=ylabel, title=title)
     return figure

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, check_labels, keep_labels_apart, to_numpy
 from .style import MID_GREY, PALE_GREY, course_font
@@ -60,7 +60,7 @@ def softmax_curve_figure(
     right.set_xlabel("$s_0 - s_1$")
     right.set_ylabel("$a_0$")
     right.set_title(tr("two keys: $a_0 = 1 / (1 + e^{-(s_0 - s_1)})$"), fontsize=10)
-    figure.suptitle(translate(title) or tr("Softmax: exponentiate, then share out"), fontsize=12)
+    figure.suptitle(title or tr("Softmax: exponentiate, then share out"), fontsize=12)
     # left of each point first (the curve climbs to the right), stacked up where points crowd
     offsets = [(dx, dy, align) for dx, align in ((-8, "right"), (8, "left"))
                for dy in (6, 20, 34, 48, -16)]  # fmt: skip

@@ -11,7 +11,7 @@ import torch
 from matplotlib.figure import Figure
 
 from ..experiments.head_specialisation import head_shares
-from ..support.language import tr, translate
+from ..support.language import tr
 from .canvas import DPI, MASKED_COLOUR, MIN_FONT_PT, Canvas, annotation_fits, to_numpy
 from .style import RED, course_font
 
@@ -60,7 +60,7 @@ def specialised_heads_figure(
     k, n, _ = values.shape
     if names is None:
         names = [tr("head {k}", k=i) for i in range(k)]
-    names = [str(translate(name)) for name in names]
+    names = [str(name) for name in names]
     if len(names) != k:
         raise ValueError(
             tr(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import MASKED_COLOUR, Canvas
 from .style import BLOCKED, GREY, course_font
@@ -53,5 +53,5 @@ def teacher_forcing_figure(tokens: Sequence[str], *, title: str | None = None) -
                 color=SERIES_COLOURS[3])  # fmt: skip
         ax.text(-0.55, i, f"{i}", ha="right", va="center", fontsize=9, color=GREY)
     default = tr("One forward pass, every position at once, each under the mask")
-    figure.suptitle(translate(title) or default, fontsize=11)
+    figure.suptitle(title or default, fontsize=11)
     return figure

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
 from ..corpus.tasks import CHOICES
-from ..support.language import tr, translate
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import BlitCanvas, Canvas
 from .sprite_text import SpriteTexts
@@ -126,7 +126,7 @@ class TokenRowsCanvas(Canvas):
         for artist in self._drawn:
             artist.remove()
         widths = [sum(_width(token_text(t)) for t in row) for row in rows]
-        label_width = max(_width(translate(label)) for label in labels) * 0.75 + 0.3
+        label_width = max(_width(label) for label in labels) * 0.75 + 0.3
         total = label_width + max(widths)
         height = 0.62 * len(rows) + 0.9
         self.figure.set_size_inches(min(13.5, 0.62 * total + 0.6), height)
@@ -136,14 +136,14 @@ class TokenRowsCanvas(Canvas):
         ax.set_ylim(len(rows) - 0.4, -0.6)
         self._drawn, positions, words = [], [], []
         for r, (row, label) in enumerate(zip(rows, labels, strict=True)):
-            self._drawn.append(ax.text(-0.15, r, translate(label), ha="right", va="center",
+            self._drawn.append(ax.text(-0.15, r, label, ha="right", va="center",
                                        fontsize=10, color="#444444"))  # fmt: skip
             boxes = _draw_row(ax, row, r, colours=SPECIAL_COLOURS, words=False)
             self._drawn += boxes
             positions += [(b.get_x() + b.get_width() / 2, r) for b in boxes]
             words += [token_text(t) for t in row]
         self.words.set_texts(positions, words)
-        self.figure.suptitle(translate(title) if title else "", fontsize=11)
+        self.figure.suptitle(title if title else "", fontsize=11)
         return self.figure
 
 

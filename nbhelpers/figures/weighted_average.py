@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .bars import SERIES_COLOURS
 from .canvas import BlitCanvas, check_labels, keep_labels_apart, to_numpy
 from .style import BLUE, LIGHT_GREY, course_font
@@ -95,7 +95,7 @@ class WeightedAverageCanvas(BlitCanvas):
             self._spokes[j].set_data([o[0], x], [o[1], y])
             self._spokes[j].set_linewidth(0.5 + 3 * a[j])
         self._star.set_offsets([o])
-        self._title.set_text(translate(title) or "")
+        self._title.set_text(title or "")
         if new_layout:
             # Placed once per layout: a weight always prints as d.dd, so a label keeps its
             # width as the weights change.

@@ -9,7 +9,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..support.language import tr, translate
+from ..support.language import tr
 from .canvas import Canvas, check_labels, check_row_index, to_numpy
 from .style import course_font
 
@@ -65,6 +65,6 @@ def weighted_rows_figure(
         ax.set_xticks(range(d_v), features, fontsize=9)
         ax.set_title(heading, fontsize=10)
         ax.tick_params(length=0)
-    figure.suptitle(translate(title) or tr("O = AV, one row: the values, weighted, then summed"),
+    figure.suptitle(title or tr("O = AV, one row: the values, weighted, then summed"),
                     fontsize=12)  # fmt: skip
     return figure

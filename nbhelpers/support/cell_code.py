@@ -1,28 +1,74 @@
-"""What a notebook cell runs: its code without comments and docstrings. The Japanese edition
-translates those, so this is what must be the same in both editions (scripts/translations.py)
-and what names a cell when a rerun must find its earlier explorer (widgets/base.py)."""
+"""What a notebook cell runs, whatever the language of its words.
+
+The Japanese edition of a notebook is the English program with its own literals, comments
+and docstrings, so what must be the same in both editions (scripts/translations.py), and what
+names a cell when a rerun must find its earlier explorer (widgets/base.py), is the code with
+those masked: every string literal, the literal parts of f-strings, docstrings and comments.
+The expressions inside an f-string are code and are compared; since a translation may put
+them in another order ("{a} of {b}" against 「{b} の {a}」), as a multiset.
+"""
 
 from __future__ import annotations
 
 import ast
 
 
-def runnable_code(source: str) -> str | None:
-    """The code of a cell without its comments and docstrings, as an AST dump (None if it
-    does not parse). IPython's %magic and !shell lines are left out."""
+def _parse(source: str) -> ast.Module | None:
+    # IPython's %magic and !shell lines are not Python
     lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
     try:
-        tree = ast.parse("\n".join(lines))
+        return ast.parse("\n".join(lines))
     except SyntaxError:
         return None
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            body[0] = ast.Expr(ast.Constant(""))  # a docstring, whatever its language
-    return ast.dump(tree)  # comments are not in the tree
+
+
+class _Mask(ast.NodeTransformer):
+    def visit_Constant(self, node):
+        return ast.Constant("") if isinstance(node.value, str) else node
+
+    def visit_JoinedStr(self, node):
+        # the literal parts go, the formatted values stay, in a fixed order
+        values = [self.visit(v) for v in node.values if isinstance(v, ast.FormattedValue)]
+        values.sort(key=ast.dump)
+        return ast.JoinedStr(values=values)
+
+
+def _masked(node: ast.AST) -> ast.AST:
+    return _Mask().visit(node)
+
+
+def runnable_code(source: str) -> str | None:
+    """The code of a cell with its comments, docstrings and string literals masked, as an AST
+    dump (None if it does not parse)."""
+    tree = _parse(source)
+    return None if tree is None else ast.dump(_masked(tree))
+
+
+def first_difference(english: str, japanese: str) -> tuple[str, str] | None:
+    """The innermost statement where two cells' code differs once masked, as the pair of
+    source lines (English, Japanese); None when they do not differ (or do not parse)."""
+    trees = _parse(english), _parse(japanese)
+    if None in trees:
+        return None
+    statements = [[n for n in ast.walk(t) if isinstance(n, ast.stmt)] for t in trees]
+    found = None
+    for a, b in zip(*statements, strict=False):
+        if ast.dump(_masked(a)) != ast.dump(_masked(b)):
+            # a differing statement's parent differs too: keep going to the innermost one
+            found = a, b
+    if found is None:
+        if len(statements[0]) == len(statements[1]):
+            return None
+        extra = max(statements, key=len)[min(map(len, statements))]
+        missing = "(nothing)"
+        pair = (
+            (ast.unparse(extra), missing)
+            if extra in statements[0]
+            else (missing, ast.unparse(extra))
+        )
+        return pair
+    lines = [
+        source.splitlines()[node.lineno - 1].strip()
+        for source, node in zip((english, japanese), found, strict=True)
+    ]
+    return lines[0], lines[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .language import before_word, tr, translate
+from .language import before_word, tr
 
 FLOAT32_TOLERANCE = 1e-6
 # The figure of a check line, in every language: the error, then at once the bracket that
@@ -22,18 +22,13 @@ def check_close(
     ours: torch.Tensor,
     reference: torch.Tensor,
     atol: float = FLOAT32_TOLERANCE,
-    **values,
 ) -> None:
     """Print what was compared and the largest absolute error; raise if it exceeds `atol`.
 
-    `what` is the notebook's description of the comparison, shown in the course's language
-    (the translation table holds the notebooks' descriptions); its {placeholders} are filled
-    from `values` after translation: check_close("softmax(s / {T:g}) vs F.softmax", a, b, T=T).
-    NaN anywhere fails the check: a NaN must never pass as "close".
+    `what` is the notebook's description of the comparison, in the notebook's own words
+    ("softmax(S), ours vs F.softmax"); the rest of the line is nbhelpers' and follows the
+    course's language. NaN anywhere fails the check: a NaN must never pass as "close".
     """
-    what = translate(what)
-    if values:  # a value that is a text of the table (a case's name) is translated too
-        what = what.format(**{name: translate(value) for name, value in values.items()})
     ours, reference = torch.as_tensor(ours), torch.as_tensor(reference)
     if ours.shape != reference.shape:
         raise ValueError(

@@ -1,12 +1,12 @@
-"""The language of the course's own words: figure labels, explorer readouts, checker reports.
+"""The language of nbhelpers' own words: figure labels, explorer readouts, checker reports.
 
-English is the default and is written in the code itself, as gettext does: `tr("query i")`
-returns the text in the current language. The translations are gettext catalogues, keyed by
-the English text: nbhelpers/locale/<language>/LC_MESSAGES/*.po, one for nbhelpers' own words
-and one per notebook for the words its code prints. They are read with Babel the first time
-a text is translated. A text missing from them falls back to English
-(tests/test_language.py lists what is missing and fails). A third language is a new folder
-of catalogues and a new code in LANGUAGES; no notebook changes.
+English is written in the code itself, as gettext does: `tr("query i")` returns the text in
+the current language. The translations are gettext catalogues keyed by the English text
+(nbhelpers/locale/<language>/LC_MESSAGES/nbhelpers.po), read with Babel the first time a text
+is translated; a text missing from them falls back to English. `tests/test_language.py`
+extracts the marked texts with Babel's own extractor (`tr`, `ntr`, `N_`, `markup`,
+`markup_n`) and fails on a text with no translation or a translation with no text. A third
+language is a new folder of catalogues and a new code in LANGUAGES.
 
     nbhelpers.set_language("ja")     # in a notebook, or
     NBHELPERS_LANG=ja jupyter lab    # for every kernel (`make lab-ja` does this)
@@ -15,10 +15,8 @@ A text with `{placeholders}` is formatted after translation, so a translation ma
 values in another order: tr("{n} heads", n=4) -> "4 個のヘッド". A text whose words follow a
 count has plural forms, as gettext's ngettext: ntr("{n} head", "{n} heads", n).
 
-Titles and labels that a notebook passes to a figure builder (`title="self-attention
-weights"`) are the notebook's words, not nbhelpers': the builders pass them through
-`translate`, and the table holds them too, so that the Japanese edition, whose code is the
-English code, draws them in Japanese.
+Only nbhelpers' own words are translated. What a notebook passes (a title, a label, what a
+check compared) is the notebook's, written in its edition's language, and shown as given.
 """
 
 from __future__ import annotations
@@ -26,6 +24,8 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
+
+from .tables import width
 
 LANGUAGES = ("en", "ja")
 ENVIRONMENT_VARIABLE = "NBHELPERS_LANG"
@@ -89,11 +89,9 @@ def plural_form(code: str):
         return gettext.c2py(read_po(file).plural_expr)
 
 
-def translate(text):
-    """A caller's text (a title, a label) in the current language, if the table has it;
-    anything else (None, a number, an untranslated text) comes back unchanged."""
-    if isinstance(text, str):
-        return catalogue(language()).get(text, text) or text
+def N_(text: str, /) -> str:
+    """Marks a text for the catalogue where it is written and returns it unchanged: for a
+    table of texts that is translated later, by `tr(name)` where it is shown."""
     return text
 
 
@@ -113,13 +111,6 @@ def ntr(singular: str, plural: str, n: int, /, **values) -> str:
     else:  # untranslated: English's two forms
         text = singular if n == 1 else plural
     return text.format(n=n, **values)
-
-
-def width(text: str) -> int:
-    """Columns `text` takes in a monospaced output: 2 for a wide (CJK) character, 1 else."""
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def pad(text, columns: int, align: str = "<") -> str:
