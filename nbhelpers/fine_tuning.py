@@ -58,9 +58,9 @@ def _text(name: str, tokens) -> list:
     if reserved:
         raise ValueError(
             tr(
-                "{name} must not hold the task tokens {sorted__RESERVED}: {reserved}",
+                "{name} must not hold the task tokens {task_tokens}: {reserved}",
                 name=name,
-                sorted__RESERVED=sorted(_RESERVED),
+                task_tokens=sorted(_RESERVED),
                 reserved=reserved,
             )
         )
@@ -110,9 +110,9 @@ def extract_states(h: torch.Tensor, ids: torch.Tensor, extract_id: int) -> torch
         raise ValueError(
             tr(
                 "ids must hold exactly one <EXTRACT> (id {extract_id}) per sequence, "
-                "got counts {sorted_set_counts_flatte}",
+                "got counts {counts}",
                 extract_id=extract_id,
-                sorted_set_counts_flatte=sorted(set(counts.flatten().tolist())),
+                counts=sorted(set(counts.flatten().tolist())),
             )
         )
     return (h * at.unsqueeze(-1)).sum(-2)  # picks one row per sequence, exactly
@@ -255,8 +255,8 @@ def fine_tuning_loss(
     if not isinstance(labels, torch.Tensor) or labels.shape != ids.shape[:1]:
         raise ValueError(
             tr(
-                "labels must be a tensor with one label per example, shape {value}",
-                value=tuple(ids.shape[:1]),
+                "labels must be a tensor with one label per example, shape {shape}",
+                shape=tuple(ids.shape[:1]),
             )
         )
     if lm_examples is not None and (
@@ -267,8 +267,8 @@ def fine_tuning_loss(
         raise ValueError(
             tr(
                 "lm_examples must be None or a bool tensor with one entry per example, "
-                "shape {value}",
-                value=tuple(ids.shape[:1]),
+                "shape {shape}",
+                shape=tuple(ids.shape[:1]),
             )
         )
     class_logits, lm_logits = classifier(ids)

@@ -191,9 +191,9 @@ class GPT1(nn.Module):
         if ids.device != self.device:
             raise ValueError(
                 tr(
-                    "ids must be on the model's device {device}, got {device2}",
+                    "ids must be on the model's device {device}, got {ids_device}",
                     device=self.device,
-                    device2=ids.device,
+                    ids_device=ids.device,
                 )
             )
         return ids

@@ -132,16 +132,16 @@ def check_generation(model, ids, max_new_tokens, temperature, top_k, eos_id, gen
         raise ValueError(
             ntr(
                 "max_new_tokens={max_new_tokens} after a prompt of {n} token needs "
-                "{value} positions, but the context holds n_ctx={n_ctx}; use "
-                "max_new_tokens <= {value2}",
+                "{needed} positions, but the context holds n_ctx={n_ctx}; use "
+                "max_new_tokens <= {room}",
                 "max_new_tokens={max_new_tokens} after a prompt of {n} tokens needs "
-                "{value} positions, but the context holds n_ctx={n_ctx}; use "
-                "max_new_tokens <= {value2}",
+                "{needed} positions, but the context holds n_ctx={n_ctx}; use "
+                "max_new_tokens <= {room}",
                 n,
                 max_new_tokens=max_new_tokens,
-                value=n + max_new_tokens,
+                needed=n + max_new_tokens,
                 n_ctx=n_ctx,
-                value2=n_ctx - n,
+                room=n_ctx - n,
             )
         )
 

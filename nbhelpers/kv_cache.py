@@ -73,9 +73,9 @@ class KVCache:
         if self.length + new > self.capacity:
             raise ValueError(
                 tr(
-                    "the cache holds {capacity} positions, asked for {value}",
+                    "the cache holds {capacity} positions, asked for {needed}",
                     capacity=self.capacity,
-                    value=self.length + new,
+                    needed=self.length + new,
                 )
             )
 

@@ -44,12 +44,12 @@ def check_divisible(d_model: int, n_heads: int) -> None:
         raise ValueError(
             tr(
                 "d_model={d_model} is not divisible by n_heads={n_heads} ({d_model} / "
-                "{n_heads} = {value:.4g} features per head); head counts that work: "
-                "{value2}",
+                "{n_heads} = {per_head:.4g} features per head); head counts that work: "
+                "{divisors}",
                 d_model=d_model,
                 n_heads=n_heads,
-                value=d_model / n_heads,
-                value2=head_counts(d_model),
+                per_head=d_model / n_heads,
+                divisors=head_counts(d_model),
             )
         )
 
@@ -230,12 +230,12 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(
                 tr(
                     "x must match the module's parameters: expected dtype {dtype} on "
-                    "{device}, got {dtype2} on {device2} (use module.to(x.device, x.dtype) "
+                    "{device}, got {x_dtype} on {x_device} (use module.to(x.device, x.dtype) "
                     "or x.to(...))",
                     dtype=weight.dtype,
                     device=weight.device,
-                    dtype2=x.dtype,
-                    device2=x.device,
+                    x_dtype=x.dtype,
+                    x_device=x.device,
                 )
             )
 

@@ -1,19 +1,42 @@
-"""Write a gettext catalogue the way the course keeps them (nbhelpers/locale/<lang>/LC_MESSAGES/
-*.po): Babel's writer, entries in the order given, no line wrapping, a brace-format flag
-where the text has {placeholders}.
+"""nbhelpers' own words and their catalogue (nbhelpers/locale/<lang>/LC_MESSAGES/nbhelpers.po).
 
-    from po import write_catalogue
-    write_catalogue(path, {"query i": "クエリ i"}, comment="...")
-    write_catalogue(path, {("{n} head", "{n} heads"): ("{n} 個のヘッド",)}, comment="...")
+The texts are found by Babel's own extractor, `pybabel extract` with the course's keywords:
+`tr(text)`, `ntr(singular, plural, n)`, `N_(text)` (a text in a table, translated where it is
+shown), `markup(text)` and `markup_n(singular, plural, n)`. The catalogue is written with
+Babel's writer, in the order the code says the texts, without line wrapping, and with a
+brace-format flag where a text has {placeholders}.
+
+    python scripts/po.py update   # rewrite the catalogue from the code; list what is untranslated
+    python scripts/po.py status   # only list; exit 1 if a text is untranslated
 """
 
 from __future__ import annotations
 
+import argparse
 import string
+import sys
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po, write_po
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "nbhelpers"
+CATALOGUE = PACKAGE / "locale" / "ja" / "LC_MESSAGES" / "nbhelpers.po"
+KEYWORDS = {"tr": None, "N_": None, "markup": None, "ntr": (1, 2), "markup_n": (1, 2)}
+
+
+def extracted() -> dict:
+    """{text: "path:line" where the code first says it}, as `pybabel extract -k tr -k N_
+    -k markup -k ntr:1,2 -k markup_n:1,2 nbhelpers` finds them; a text with plural forms is
+    keyed (singular, plural)."""
+    found: dict = {}
+    for filename, line, message, _, _ in extract_from_dir(
+        PACKAGE, method_map=[("**.py", "python")], keywords=KEYWORDS, comment_tags=()
+    ):
+        found.setdefault(message, f"nbhelpers/{filename}:{line}")
+    return found
 
 
 def has_fields(text: str | tuple) -> bool:
@@ -83,3 +106,31 @@ def edit_catalogue(path: str | Path, changes: dict | None = None, added: dict | 
         else:
             edited[english] = translated
     write_catalogue(path, edited | added, comment=header_comment(path))
+
+
+def update(path: Path = CATALOGUE) -> list:
+    """Rewrite the catalogue from the code: every text the code says, in that order, with
+    the translation it had; texts the code no longer says are dropped. Returns the texts
+    that have no translation yet (written with an empty one)."""
+    old = read_catalogue(path)
+    table = {text: old.get(text, "") for text in extracted()}
+    write_catalogue(path, table, comment=header_comment(path))
+    return [text for text, translated in table.items() if not translated]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("update", "status"))
+    args = parser.parse_args(argv)
+    if args.command == "update":
+        missing = update()
+    else:
+        table = read_catalogue(CATALOGUE)
+        missing = [text for text in extracted() if not table.get(text)]
+    for text in missing:
+        print(f"untranslated: {text!r}")
+    return 1 if missing and args.command == "status" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,87 +1,23 @@
-"""The course's own words in Japanese: every text passed to `tr` (in nbhelpers or in a
-notebook's code) has a translation in the catalogues (nbhelpers/locale/ja/LC_MESSAGES/*.po),
-they hold nothing the code no longer says, each text is in one catalogue only, and each
-translation keeps the English text's {placeholders}."""
+"""nbhelpers' own words in Japanese: every text the package marks for translation (found by
+Babel's extractor, scripts/po.py) has a translation in nbhelpers/locale/ja/LC_MESSAGES/
+nbhelpers.po, the catalogue holds nothing the code no longer says, each translation keeps the
+English text's {placeholders}, and the placeholders are named for what they hold."""
 
 from __future__ import annotations
 
-import ast
+import re
 import shutil
 import string
 import subprocess
-from pathlib import Path
 
-import nbformat
 import pytest
-from babel.messages.pofile import read_po
+from po import CATALOGUE, extracted
 
 from nbhelpers.support import language as lang
 
-PACKAGE = Path(lang.__file__).resolve().parent.parent
-ROOT = PACKAGE.parent
-# The keyword arguments through which a notebook hands its own words to a figure builder,
-# which passes them through `translate`.
-CALLER_TEXT_KEYWORDS = {"title", "titles", "names", "xlabel", "ylabel", "colorbar_label"}
 CATALOGUES = sorted((lang.LOCALE / "ja" / "LC_MESSAGES").glob("*.po"))
 JA = lang.catalogue("ja")
-
-
-# The calls that translate their first argument (a text), and those that translate their first
-# two (a text with plural forms: singular, plural), in nbhelpers.
-TRANSLATING = {"tr": 1, "markup": 1, "ntr": 2, "markup_n": 2}
-
-
-def translatable_texts() -> dict:
-    """{English text: where it is first used} for every `tr("...")` call in nbhelpers (and
-    the calls that go through it); a text with plural forms is keyed (singular, plural)."""
-    found: dict = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.Call):
-                continue
-            count = TRANSLATING.get(getattr(node.func, "id", None))
-            if count is None:
-                continue
-            where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
-            texts = node.args[:count]
-            if len(texts) < count or not all(
-                isinstance(t, ast.Constant) and isinstance(t.value, str) for t in texts
-            ):
-                if path.name == "readout.py":  # the helpers themselves pass a name on
-                    continue
-                raise AssertionError(f"{where}: needs string literals, so they can be listed")
-            key = texts[0].value if count == 1 else tuple(t.value for t in texts)
-            found.setdefault(key, where)
-    return found | notebook_texts()
-
-
-def notebook_texts() -> dict[str, str]:
-    """{text: where} for the string literals the English notebooks pass to `tr` (what their
-    code prints), as a figure's title or labels (CALLER_TEXT_KEYWORDS) or as what a
-    check_close compared; their Japanese editions run the same code."""
-    found: dict[str, str] = {}
-    for path in sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("solutions/*.ipynb")]):
-        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
-            if cell.cell_type != "code":
-                continue
-            source = "\n".join(
-                "" if line.lstrip().startswith(("%", "!")) else line
-                for line in cell.source.splitlines()
-            )  # IPython magics are not Python
-            for node in ast.walk(ast.parse(source)):
-                if (
-                    isinstance(node, ast.Call)
-                    and getattr(node.func, "id", None) in ("check_close", "tr")
-                    and node.args
-                    and isinstance(node.args[0], ast.Constant)
-                ):  # what a check line says it compared: check_close translates it
-                    found.setdefault(node.args[0].value, f"{path.relative_to(ROOT)}, cell {index}")
-                if isinstance(node, ast.keyword) and node.arg in CALLER_TEXT_KEYWORDS:
-                    values = getattr(node.value, "elts", [node.value])
-                    for value in values:
-                        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                            found.setdefault(value.value, f"{path.relative_to(ROOT)}, cell {index}")
-    return found
+TEXTS = extracted()
 
 
 def fields(text) -> set[str]:
@@ -99,28 +35,44 @@ def forms(translation) -> tuple:
     return translation if isinstance(translation, tuple) else (translation,)
 
 
+def test_one_catalogue_for_nbhelpers_own_words():
+    # the notebooks print their own words, in each edition's language: no catalogue of theirs
+    assert CATALOGUES == [CATALOGUE]
+
+
 def test_every_text_has_a_japanese_translation():
-    missing = [
-        f"{where}: {text!r}" for text, where in translatable_texts().items() if text not in JA
-    ]
-    assert not missing, f"{len(missing)} texts have no Japanese translation:\n" + "\n".join(missing)
+    missing = [f"{where}: {text!r}" for text, where in TEXTS.items() if not JA.get(text)]
+    assert not missing, (
+        f"{len(missing)} texts have no Japanese translation (python scripts/po.py update, "
+        "then translate):\n" + "\n".join(missing)
+    )
 
 
-def test_the_catalogues_hold_only_texts_the_code_uses():
-    unused = sorted(set(JA) - set(translatable_texts()))
-    assert not unused, f"the catalogues hold texts no tr() call uses: {unused}"
+def test_the_catalogue_holds_only_texts_the_code_uses():
+    unused = sorted(map(str, set(JA) - set(TEXTS)))
+    assert not unused, f"the catalogue holds texts the code no longer says: {unused}"
 
 
-def test_each_text_is_translated_in_one_catalogue_only():
-    seen: dict[str, str] = {}
-    twice = []
-    for path in CATALOGUES:
-        with open(path, "rb") as file:
-            for message in read_po(file):
-                if message.id and message.id in seen:
-                    twice.append(f"{message.id!r}: {seen[message.id]} and {path.name}")
-                seen.setdefault(message.id, path.name)
-    assert not twice, "\n".join(twice)
+def test_the_extractor_finds_what_the_package_marks():
+    # a few texts of each kind of marker, written where a learner meets them
+    assert "attention weight" in TEXTS  # tr(...)
+    assert any(isinstance(text, tuple) for text in TEXTS)  # ntr(singular, plural, n)
+    assert "one square matrix" in TEXTS  # tr in a checker's case table
+
+
+MACHINE_MADE = re.compile(r"\d$|__|_flatte$")
+
+
+def test_placeholders_are_named_for_what_they_hold():
+    # {value2}, {sorted__RESERVED}: names a script made from the expression, which tell a
+    # translator nothing
+    bad = sorted(
+        f"{{{name}}} in {text!r}"
+        for text in TEXTS
+        for name in fields(text)
+        if name.isidentifier() and MACHINE_MADE.search(name)
+    )
+    assert not bad, "\n".join(bad)
 
 
 def test_no_translation_is_left_empty():

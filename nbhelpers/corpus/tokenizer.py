@@ -60,9 +60,9 @@ class Tokenizer:
                 if t not in self.ids:
                     raise ValueError(
                         tr(
-                            "text: unknown token {t!r}; {value}",
+                            "text: unknown token {t!r}; {known}",
                             t=t,
-                            value=self._known(),
+                            known=self._known(),
                         )
                     )
             return list(text)
@@ -83,10 +83,10 @@ class Tokenizer:
                 rest = re.split(r"\s", chunk[start:])[0]
                 raise ValueError(
                     tr(
-                        "text: unknown token {rest!r} in {chunk!r}; {value}",
+                        "text: unknown token {rest!r} in {chunk!r}; {known}",
                         rest=rest,
                         chunk=chunk,
-                        value=self._known(),
+                        known=self._known(),
                     )
                 )
             pieces.append(match)

@@ -20,6 +20,7 @@ from .next_token import check_greedy_generate, check_sample_next_token, check_to
 from .self_attention import check_attention, check_attention_entropy, check_self_attention
 from .similarity_scores import check_score_divisor, check_similarity_scores
 from .softmax import check_log_softmax, check_softmax_backward
+from .tour import check_normalised_rows
 from .training import check_accumulated_step, check_log_likelihood
 from .transformer_block import check_gpt1_block, check_gpt1_forward, check_parameter_count
 
@@ -51,6 +52,7 @@ __all__ = [
     "check_log_likelihood",
     "check_log_softmax",
     "check_merge_partials",
+    "check_normalised_rows",
     "check_parameter_count",
     "check_sample_next_token",
     "check_score_divisor",

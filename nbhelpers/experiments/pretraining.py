@@ -198,9 +198,9 @@ def train(
     if model.config.n_ctx < grammar.max_length - 1:
         raise ValueError(
             tr(
-                "model.config.n_ctx={n_ctx} is too short: sentences need {value} positions",
+                "model.config.n_ctx={n_ctx} is too short: sentences need {needed} positions",
                 n_ctx=model.config.n_ctx,
-                value=grammar.max_length - 1,
+                needed=grammar.max_length - 1,
             )
         )
     recipe = TrainingSettings(**settings)

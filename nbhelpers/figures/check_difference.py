@@ -14,24 +14,39 @@ from .style import PALE_GREY, course_font
 BLOCKED = PALE_GREY  # -inf (a masked entry), the same grey as the heatmaps' masked cells
 
 
-def first_matrix(expected, got) -> tuple[np.ndarray, np.ndarray]:
-    """The 2-D slice (over any leading batch axes) where got differs most from expected."""
+def worst_matrix(expected, got) -> tuple[np.ndarray, np.ndarray, tuple[int, ...] | None]:
+    """The 2-D slice (over any leading batch axes) that holds the largest error, the one the
+    report gives, and its index over those axes (None for a single matrix). A NaN or an
+    infinity on one side only counts as the largest error of all."""
     e, g = to_numpy(expected), to_numpy(got)
     if e.ndim == 1:
-        return e[None, :], g[None, :]
+        return e[None, :], g[None, :], None
+    batch = e.shape[:-2]
     e2, g2 = e.reshape(-1, *e.shape[-2:]), g.reshape(-1, *g.shape[-2:])
-    gap = np.where(np.isclose(e2, g2, equal_nan=True) | (e2 == g2), 0.0, 1.0)
-    worst = int(gap.reshape(len(gap), -1).sum(1).argmax())
-    return e2[worst], g2[worst]
+    with np.errstate(invalid="ignore"):
+        gap = np.abs(e2 - g2)
+    same = (e2 == g2) | (np.isnan(e2) & np.isnan(g2))
+    gap = np.where(same, 0.0, np.where(np.isfinite(gap), gap, np.inf))
+    worst = int(gap.reshape(len(gap), -1).max(1).argmax())
+    where = tuple(int(i) for i in np.unravel_index(worst, batch)) if batch else None
+    return e2[worst], g2[worst], where
 
 
 @course_font
 def check_difference_figure(expected, got, *, title: str | None = None) -> Figure:
-    """Expected, yours, and |yours - expected| as three heatmaps of one shared size. -inf is
+    """Expected, yours, and |yours - expected| as three heatmaps of one shared size, for the
+    matrix of a batch that holds the largest error (the title says which). -inf is
     drawn grey in the first two; the third marks where one side is infinite or NaN and the
     other is not as a full-scale difference."""
-    e, g = first_matrix(expected, got)
+    e, g, where = worst_matrix(expected, got)
     rows, cols = e.shape
+    if where is not None:  # which matrix of the batch this is: the one with the largest error
+        shape = to_numpy(expected).shape[:-2]
+        title = (title + "\n" if title else "") + tr(
+            "matrix [{index}] of a batch of {batch}: the one with the largest error",
+            index=", ".join(map(str, where)),
+            batch=" × ".join(map(str, shape)),
+        )
     side = min(0.42 * max(rows, cols) + 1.2, 3.6)
     figure = Canvas(figsize=(3 * side + 1.2, side + 0.9)).figure
     axes = figure.subplots(1, 3)
@@ -68,6 +83,10 @@ def check_difference_figure(expected, got, *, title: str | None = None) -> Figur
     if title:
         figure.suptitle(title, fontsize=10)
     figure.subplots_adjust(
-        left=0.05, right=0.95, top=0.8 if title else 0.86, bottom=0.1, wspace=0.45
+        left=0.05,
+        right=0.95,
+        top=0.86 - 0.07 * (title.count("\n") + 1 if title else 0),
+        bottom=0.1,
+        wspace=0.45,
     )
     return figure

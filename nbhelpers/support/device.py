@@ -105,21 +105,15 @@ def sdpa_kernels(device: torch.device | str | None = None) -> dict[str, bool]:
 
 
 def describe_environment(device: torch.device | str | None = None) -> str:
-    """A short banner: torch version, device, and the attention kernels it offers."""
+    """A one-line banner: torch's version, the device, and the attention kernels it offers
+    ("torch 2.13.0+cpu | cpu: CPU (x86_64, 2 threads) | attention kernels: flash, math")."""
     device = torch.device(device) if device is not None else get_device()
     names = {"flash": "flash", "memory-efficient": tr("memory-efficient"), "math": "math"}
-    kernel_list = listing(
-        tr("{kernel}: {offered}", kernel=names[name], offered=tr("yes") if ok else tr("no"))
-        for name, ok in sdpa_kernels(device).items()
-    )
-    device_line = tr(
-        "torch {version} | device: {device} = {name}",
+    offered = [names[name] for name, ok in sdpa_kernels(device).items() if ok]
+    return tr(
+        "torch {version} | {device}: {name} | attention kernels: {kernels}",
         version=torch.__version__,
         device=device.type,
         name=device_name(device),
-    )
-    return (
-        device_line
-        + "\n"
-        + tr("scaled_dot_product_attention kernels: {kernels}", kernels=kernel_list)
+        kernels=listing(offered),
     )

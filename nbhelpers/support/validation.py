@@ -222,8 +222,8 @@ def check_qkv(Q, K, V=None) -> None:
     except RuntimeError:
         raise ValueError(
             tr(
-                "the batch dimensions of Q, K and V must broadcast, got {value}",
-                value=", ".join(map(str, batch)),
+                "the batch dimensions of Q, K and V must broadcast, got {shapes}",
+                shapes=", ".join(map(str, batch)),
             )
         ) from None
 
@@ -271,9 +271,9 @@ def check_additive_mask(
     if mask.device != device:
         raise ValueError(
             tr(
-                "mask must be on {device} like the inputs, got {device2}",
+                "mask must be on {device} like the inputs, got {mask_device}",
                 device=device,
-                device2=mask.device,
+                mask_device=mask.device,
             )
         )
     if not broadcasts_to(mask, scores_shape):
@@ -281,9 +281,9 @@ def check_additive_mask(
             shape_error
             or tr(
                 "mask of shape {mask_shape} does not broadcast to the scores' shape "
-                "{value} (..., n queries, m keys)",
+                "{scores_shape} (..., n queries, m keys)",
                 mask_shape=tuple(mask.shape),
-                value=tuple(scores_shape),
+                scores_shape=tuple(scores_shape),
             )
         )
     row_max = mask.amax(dim=-1, keepdim=True) if mask.numel() else mask

@@ -1,0 +1,68 @@
+"""Notebook 00's first look at where the course is going: the stored model's four heads on
+犬 が 河岸 を 歩く, and its next-word probabilities beside the grammar's exact ones."""
+
+from __future__ import annotations
+
+import torch
+from matplotlib.figure import Figure
+
+from ..corpus import JapaneseGrammar
+from ..corpus.grammar import ADVERBS
+from ..experiments.course_model import load_course_model
+from ..support.language import tr
+from ..support.tables import table
+from .heatmap import attention_heatmaps
+
+SENTENCE = "犬 が 河岸 を 歩く"
+# The verb after を depends on the subject and on the place: change one, then the other.
+PREFIXES = ("犬 が 河岸 を", "犬 が 川 を", "鳥 が 河岸 を")
+
+
+def course_model_tour(device=None) -> Figure:
+    """Print where each head of the stored model looks from を, and the model's next-word
+    probabilities after three prefixes beside the grammar's; return the heads' figure."""
+    grammar = JapaneseGrammar()
+    tokens = grammar.tokenizer
+    model = load_course_model(device, dtype=torch.float64)  # the same digits everywhere
+    sentence = tokens.encode(SENTENCE).to(model.W_e.weight.device)
+    labels = tokens.decode(sentence)
+    with torch.no_grad():
+        _, heads = model.blocks[0].attn(model.embed(sentence), return_weights=True)
+    wo = labels.index("を")
+    for k, row in enumerate(heads[:, wo]):
+        print(
+            tr(
+                "head {k}: を looks most at {token} ({weight:.2f})",
+                k=k,
+                token=labels[int(row.argmax())],
+                weight=float(row.max()),
+            )
+        )
+    model_p, true_p = {}, {}
+    for prefix in PREFIXES:
+        ids = tokens.encode(prefix).to(sentence.device)
+        with torch.no_grad():
+            model_p[prefix] = torch.softmax(model(ids[None])[0, -1], dim=-1).cpu()
+        true_p[prefix] = grammar.true_next_token_distribution(ids.cpu())
+    # the verbs that any of the prefixes allows (the adverbs get 0.1 after each)
+    verbs = [
+        t
+        for t in tokens.tokens
+        if t not in ADVERBS and any(true_p[p][tokens.ids[t]] > 0 for p in PREFIXES)
+    ]
+
+    def cell(verb, prefix):
+        m, t = (float(d[prefix][tokens.ids[verb]]) for d in (model_p, true_p))
+        return "–" if max(m, t) < 0.0005 else f"{m:.3f} / {t:.3f}"
+
+    rows = [[verb] + [cell(verb, prefix) for prefix in PREFIXES] for verb in verbs]
+    print(tr("P(next word | prefix), model / grammar:"))
+    print(table(rows, [tr("next word"), *PREFIXES]))
+    future = torch.ones(len(labels), len(labels), dtype=torch.bool).triu(diagonal=1)
+    return attention_heatmaps(
+        heads.cpu(),
+        labels,
+        masked=future,
+        highlight_row=wo,
+        title=tr("A trained block's four heads on {sentence}", sentence=SENTENCE),
+    )
