@@ -5,8 +5,6 @@ learner's bug, and leaves the learner's state as it was."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 
@@ -20,8 +18,8 @@ from nbhelpers.exercises import (
     PASSED,
     check_attention,
     check_left_padded_mask,
+    check_projections,
     check_sample_next_token,
-    check_score_divisor,
 )
 
 EXERCISES = all_exercises()
@@ -142,12 +140,15 @@ def test_a_wrong_matrix_is_drawn_under_the_report(solved):
     assert expected.shape == got.shape == (2, 5, 5)
     right = check_left_padded_mask(solved["my_left_padded_mask"])
     assert "<img" not in right._repr_mimebundle_()["text/html"]
-    a_number = check_score_divisor(lambda d, sq, sk: math.sqrt(d))
-    assert a_number.status == FAILED and "<img" not in a_number._repr_mimebundle_()["text/html"]
+    no_matrix = check_projections(lambda: (torch.zeros(4, 2), torch.zeros(4, 2)))
+    assert no_matrix.status == FAILED and "<img" not in no_matrix._repr_mimebundle_()["text/html"]
 
 
 def test_a_report_with_markup_in_it_is_shown_as_text():
-    result = check_score_divisor(lambda d, sq, sk: "<b>not a number</b>")
+    def markup():
+        raise ValueError("<b>not a pair of matrices</b>")
+
+    result = check_projections(markup)
     html = result._repr_mimebundle_()["text/html"]
     assert "<b>" not in html and "&lt;b&gt;" in html
 

@@ -73,30 +73,44 @@ def test_sync_keeps_translations_and_marks_new_cells(pair):
     assert kept["nbhelpers"]["figure_texts"] and kept["widgets"]
 
 
-def test_translated_comments_and_docstrings_are_the_same_code(pair):
+def _set_last_code(path: Path, source: str) -> str:
+    notebook = nbformat.read(path, as_version=4)
+    cell = [c for c in notebook.cells if c.cell_type == "code"][-1]
+    cell.source = source
+    nbformat.write(notebook, path)
+    return cell.get("id")
+
+
+def test_a_japanese_cell_may_change_its_words_but_not_its_code(pair):
     japanese = translations.japanese_path(pair)
-    english = nbformat.read(pair, as_version=4)
-    code = [c for c in english.cells if c.cell_type == "code"][-1]
-    code.source = 'def f(x):\n    """x -> x + 1."""\n    return x + 1  # add one'
-    nbformat.write(english, pair)
+    cell_id = _set_last_code(
+        pair,
+        'def f(x):\n    """x -> x + 1."""\n    print(f"x is {x:.2f}")  # add one\n    return x + 1',
+    )
     translations.sync(pair)
-    _edit(
-        japanese,
-        lambda c: c.get("id") == code.get("id"),
-        lambda c: c.update(
-            source='def f(x):\n    """x に 1 を足す。"""\n    return x + 1  # 1 を足す'
-        ),
-    )
-    assert translations.problems(pair) == []
-    translations.sync(pair)  # a later sync keeps the translated comments
-    kept = next(c for c in nbformat.read(japanese, 4).cells if c.get("id") == code.get("id"))
-    assert "1 を足す" in kept.source
-    _edit(
-        japanese,
-        lambda c: c.get("id") == code.get("id"),
-        lambda c: c.update(
-            source='def f(x):\n    """x に 1 を足す。"""\n    return x + 2  # 1 を足す'
-        ),
-    )
     found = translations.problems(pair)
-    assert len(found) == 1 and "code differs" in found[0]
+    assert len(found) == 1 and "not translated yet" in found[0]
+    translated = 'def f(x):\n    """x に 1 を足す。"""\n    print(f"x は {x:.2f}")  # 1 を足す\n    return x + 1'
+    _set_last_code(japanese, translated)
+    translations.stamp(japanese, [cell_id])
+    assert translations.problems(pair) == []  # literals, comments, docstrings: its own words
+    translations.sync(pair)  # a later sync keeps the translated words
+    kept = next(c for c in nbformat.read(japanese, 4).cells if c.get("id") == cell_id)
+    assert "1 を足す" in kept.source and "x は" in kept.source
+    # what runs inside an f-string is code: a different expression is named, line beside line
+    _set_last_code(japanese, translated.replace("{x:.2f}", "{x + 1:.2f}"))
+    (found,) = translations.problems(pair)
+    assert "code differs" in found and f"cell {cell_id}" in found
+    assert 'en: print(f"x is {x:.2f}")' in found and 'ja: print(f"x は {x + 1:.2f}")' in found
+    # a stamp is refused for code that differs
+    with pytest.raises(SystemExit, match="code differs"):
+        translations.stamp(japanese, [cell_id])
+
+
+def test_a_changed_english_literal_makes_the_japanese_cell_stale(pair):
+    notebook = nbformat.read(pair, as_version=4)
+    cell = next(c for c in notebook.cells if c.cell_type == "code" and '"' in c.source)
+    cell.source = cell.source.replace('"', '"new words, ', 1)
+    nbformat.write(notebook, pair)
+    (found,) = translations.problems(pair)
+    assert f"cell {cell.get('id')}" in found and "the English changed" in found

@@ -18,7 +18,7 @@ from .masked_attention import check_causality_test, check_left_padded_mask
 from .multi_head import check_causal_multi_head, check_grouped_query_attention
 from .next_token import check_greedy_generate, check_sample_next_token, check_top_p_filter
 from .self_attention import check_attention, check_attention_entropy, check_self_attention
-from .similarity_scores import check_score_divisor, check_similarity_scores
+from .similarity_scores import check_projections, check_similarity_scores
 from .softmax import check_log_softmax, check_softmax_backward
 from .tour import check_normalised_rows
 from .training import check_accumulated_step, check_log_likelihood
@@ -55,7 +55,7 @@ __all__ = [
     "check_normalised_rows",
     "check_parameter_count",
     "check_sample_next_token",
-    "check_score_divisor",
+    "check_projections",
     "check_self_attention",
     "check_similarity_scores",
     "check_softmax_backward",

@@ -43,6 +43,7 @@ __all__ = [
     "check_class",
     "check_function",
     "CheckResult",
+    "describe",
     "first_line",
     "leaves_state_alone",
     "linear_weights",

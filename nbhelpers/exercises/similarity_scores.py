@@ -1,5 +1,5 @@
-"""Checkers for notebook 01, similarity scores: S = Q Kᵀ / √d_k, and the divisor for any
-variance."""
+"""Checkers for notebook 01, similarity scores: S = Q Kᵀ / √d_k without a matrix product,
+and projections W_Q, W_K designed so that each particle finds the noun it marks."""
 
 from __future__ import annotations
 
@@ -101,70 +101,177 @@ def check_similarity_scores(fn) -> CheckResult:
     )
 
 
+# What each query of the running example must score highest, and the other keys it must beat
+# by MARGIN after the division by √d_k: the particles find the noun they mark, and the verb
+# keeps finding its subject.
+WANTED = (("が", "犬"), ("を", "河岸"), ("歩く", "犬"))
+MARGIN = 0.25
+
+
+def _particle_hint(query: str, wanted: str, row: dict) -> str:
+    """Why `query`'s row of scores misses `wanted`, from what it scores highest instead."""
+    others = {token: score for token, score in row.items() if token != wanted}
+    rival = max(others, key=others.get)
+    if query == "歩く":
+        return tr(
+            "歩く no longer finds its subject: row 3 of W_Q (the action feature) is what 歩く "
+            "asks for; keep it asking for an animal most"
+        )
+    if max(row.values()) - min(row.values()) < 1e-6:
+        return tr(
+            "{query} asks for nothing: it scores every key alike. A particle's x has the "
+            "particle feature and a little of its noun's feature: let W_Q turn that into a "
+            "question",
+            query=query,
+        )
+    if row[wanted] > others[rival] + 1e-6:
+        return tr(
+            "{wanted} wins, but by less than {margin} over {rival}: make the question sharper "
+            "(larger entries in W_Q), not only right",
+            wanted=wanted,
+            margin=MARGIN,
+            rival=rival,
+        )
+    if abs(others[rival] - row[wanted]) < 1e-6:
+        return tr(
+            "{query} scores {wanted} and {rival} alike: its query asks for both. が and を "
+            "differ only in features 0 and 1 of x (が: animal 0.5, を: place 0.5), so rows 0 "
+            "and 1 of W_Q decide what each particle asks for",
+            query=query,
+            wanted=wanted,
+            rival=rival,
+        )
+    if rival == query:
+        return tr(
+            "{query} scores itself highest: its key carries the particle feature, or its "
+            "query asks for particles; let the keys say only what kind of noun a token is",
+            query=query,
+        )
+    return tr(
+        "{query} looks for {rival}, not {wanted}: which feature of x does {query} share "
+        "with {wanted}, and which row of W_Q turns it into a question?",
+        query=query,
+        rival=rival,
+        wanted=wanted,
+    )
+
+
 @leaves_state_alone
-def check_score_divisor(fn) -> CheckResult:
-    """fn(d_k, sigma_q, sigma_k) must give the number to divide q·k by so that the scores
-    have variance 1 when the entries of q and of k are independent with mean 0 and standard
-    deviations sigma_q and sigma_k: Var(q·k) = d_k σ_q² σ_k², so the divisor is √d_k σ_q σ_k.
-    (The tests confirm the formula on a million sampled pairs.)"""
+def check_projections(fn) -> CheckResult:
+    """fn() must return (W_Q, W_K), each (4, d_k), such that on the running example each
+    particle scores the noun it marks highest (が: 犬, を: 河岸) and 歩く still scores its
+    subject 犬 highest, each by MARGIN over every other key after the division by √d_k.
+    Many answers pass: the checker tests what the scores say, not the numbers chosen."""
+    from ..example import running_example
+
     check_function("fn", fn)
-    cases = []
-    for name, d_k, s_q, s_k in (
-        (tr("σ_q = 0.5, σ_k = 3, d_k = 8"), 8, 0.5, 3.0),
-        (tr("unit variance, d_k = 64"), 64, 1.0, 1.0),
-        (tr("σ = 2 for both, d_k = 16"), 16, 2.0, 2.0),
-        (tr("one feature, σ_q = 1, σ_k = 4"), 1, 1.0, 4.0),
-    ):
-
-        def value(x):
-            return torch.tensor(float(x), dtype=torch.float64)
-
-        root = math.sqrt(d_k)
-        cases.append(
-            Case(
+    name = "projections"
+    try:
+        answer = fn()
+    except NotImplementedError:
+        return CheckResult(
+            name,
+            NOT_ATTEMPTED,
+            [
+                tr(
+                    "… {exercise}: not attempted. Replace raise NotImplementedError: {task}",
+                    exercise=name,
+                    task=tr("return (W_Q, W_K), each with 4 rows, one per feature of x."),
+                )
+            ],
+        )
+    except Exception as error:  # the answer's own bug: report it, never raise it
+        where = tr(
+            'case {number} of {total}, "{name}": {inputs}',
+            number=1,
+            total=1,
+            name=tr("the running example"),
+            inputs="my_projections()",
+        )
+        return CheckResult(
+            name,
+            FAILED,
+            [
+                tr("✗ {exercise}: {where}", exercise=name, where=where),
+                "  " + tr("the answer raised {error}", error=first_line(error)),
+            ],
+        )
+    shapes_ok = (
+        isinstance(answer, tuple)
+        and len(answer) == 2
+        and all(isinstance(W, torch.Tensor) and W.is_floating_point() for W in answer)
+        and answer[0].dim() == answer[1].dim() == 2
+        and answer[0].shape[0] == answer[1].shape[0] == 4
+        and answer[0].shape[1] == answer[1].shape[1] >= 1
+    )
+    if not shapes_ok:
+        got = (
+            ", ".join(describe(W) for W in answer)
+            if isinstance(answer, tuple)
+            else describe(answer)
+        )
+        return CheckResult(
+            name,
+            FAILED,
+            [
+                "✗ " + tr("{exercise}: the answer's shapes", exercise=name),
+                "  "
+                + tr(
+                    "expected a tuple (W_Q, W_K) of two float tensors of shape (4, d_k) with "
+                    "the same d_k, got {got}",
+                    got=got,
+                ),
+            ],
+        )
+    example = running_example()
+    W_Q, W_K = (W.detach().to(torch.float64).cpu() for W in answer)
+    X = example.X.double()
+    S = (X @ W_Q) @ (X @ W_K).T / math.sqrt(W_Q.shape[1])  # (5, 5) scaled scores
+    tokens = list(example.tokens)
+    rows = {
+        query: {key: float(S[tokens.index(query), j]) for j, key in enumerate(tokens)}
+        for query, _ in WANTED
+    }
+    shown = [
+        "  "
+        + tr(
+            "{query}: {scores}",
+            query=query,
+            scores="  ".join(f"{key} {score:.2f}" for key, score in rows[query].items()),
+        )
+        for query, _ in WANTED
+    ]
+    for query, wanted in WANTED:
+        row = rows[query]
+        lead = row[wanted] - max(v for key, v in row.items() if key != wanted)
+        if lead < MARGIN:
+            return CheckResult(
                 name,
-                f"d_k = {d_k}, sigma_q = {s_q:g}, sigma_k = {s_k:g}",
-                lambda f, d_k=d_k, s_q=s_q, s_k=s_k: value(f(d_k, s_q, s_k)),
-                value(math.sqrt(d_k * s_q**2 * s_k**2)),
-                atol=1e-9 * root * s_q * s_k,
-                mistakes=[
-                    (
-                        tr(
-                            "only √d_k: that assumes variance 1; with σ_q and σ_k the "
-                            "variance of q·k is d_k σ_q² σ_k²"
-                        ),
-                        value(root),
+                FAILED,
+                [
+                    "✗ "
+                    + tr(
+                        "{exercise}: {query} must score {wanted} highest, by at least "
+                        "{margin} (the scaled scores of the three queries):",
+                        exercise=name,
+                        query=query,
+                        wanted=wanted,
+                        margin=MARGIN,
                     ),
-                    (
-                        tr("a variance, not a standard deviation: take the square root"),
-                        value(d_k * s_q**2 * s_k**2),
-                    ),
-                    (
-                        tr("σ² where σ belongs: divide by the standard deviation √d_k σ_q σ_k"),
-                        value(root * s_q**2 * s_k**2),
-                    ),
-                    (
-                        tr("d_k where √d_k belongs"),
-                        value(d_k * s_q * s_k),
-                    ),
-                    (
-                        tr("one σ is missing: both the queries and the keys scale q·k"),
-                        value(root * s_q) if s_q != s_k else None,
-                    ),
-                    (
-                        tr("one σ is missing: both the queries and the keys scale q·k"),
-                        value(root * s_k) if s_q != s_k else None,
-                    ),
-                    (
-                        tr("σ_q + σ_k: the variances multiply, they do not add"),
-                        value(root * (s_q + s_k)),
-                    ),
+                    *shown,
+                    "  " + tr("hint: {hint}", hint=_particle_hint(query, wanted, row)),
                 ],
             )
-        )
-    return run_cases(
-        "score_divisor",
-        fn,
-        cases,
-        tr("return the number to divide q·k by so that the scores have variance 1."),
+    return CheckResult(
+        name,
+        PASSED,
+        [
+            "✓ "
+            + tr(
+                "{exercise}: が finds 犬, を finds 河岸, and 歩く still finds 犬 "
+                "(the scaled scores):",
+                exercise=name,
+            ),
+            *shown,
+        ],
     )

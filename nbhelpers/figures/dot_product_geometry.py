@@ -133,8 +133,8 @@ class DotProductGeometryCanvas(BlitCanvas):
             self._tip_labels[name] = ax.text(
                 0, 0, f"${name}$", fontsize=13, color=colour, ha="center", va="center", zorder=6
             )
-        ax.set_xlabel(tr("feature 1"))
-        ax.set_ylabel(tr("feature 2"))
+        ax.set_xlabel(tr("feature 0"))
+        ax.set_ylabel(tr("feature 1"))
         self._formula = ax.set_title("", fontsize=10)
 
     def _build_score_panel(self) -> None:

@@ -125,9 +125,11 @@ def against_dk_figure(
             )
         if dashed:
             style, colour = next(theory_styles)
-            ax.plot(d_ks, values, linestyle=style, color=colour, linewidth=1.2, label=name)
+            # wide, pale and underneath: a measured series that follows it stays visible on it
+            ax.plot(d_ks, values, linestyle=style, color=colour, linewidth=3.2, alpha=0.45,
+                    label=name, zorder=1)  # fmt: skip
         else:
             colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
-            ax.plot(d_ks, values, marker="o", markersize=4, label=name, color=colour)
+            ax.plot(d_ks, values, marker="o", markersize=4, label=name, color=colour, zorder=3)
     _finish_loglog(figure, ax, xlabel="$d_k$", ylabel=ylabel, title=title)
     return figure

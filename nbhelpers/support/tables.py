@@ -31,6 +31,7 @@ def table(rows, header=(), *, gap: int = 2) -> str:
 
     A cell is shown with str(); format numbers first (f"{x:.3f}") for a fixed precision.
     A column is right-aligned when every cell below the header is a number."""
+    rows = [list(row) for row in rows]  # any iterable of rows, read once
     body = [[str(c) for c in row] for row in rows]
     lines = ([list(map(str, header))] if header else []) + body
     columns = max(len(line) for line in lines)

@@ -7,11 +7,23 @@ import math
 
 import torch
 
-from nbhelpers.exercises import check_score_divisor, check_similarity_scores
+from nbhelpers import running_example
+from nbhelpers.exercises import check_projections, check_similarity_scores
 
-from . import Exercise
+from . import Exercise, Says
 
 NEG_INF = float("-inf")
+EXAMPLE = running_example()
+
+
+def rows_of_W_Q(a=(0, 0), p=(0, 0), particle=(0, 0), verb=(4, 3)):
+    """W_Q with rows for the features animal (a), place (p), particle and action (verb)."""
+    return torch.tensor([a, p, particle, verb], dtype=torch.float32)
+
+
+def keys_with_particles():
+    """W_K whose keys also say "is a particle": the particles then find themselves."""
+    return torch.tensor([[1.0, 0], [0, 1.0], [2.0, 2.0], [0, 0]])
 
 
 def scores_of(Q, K):
@@ -51,15 +63,27 @@ EXERCISES = [
         ],
     ),
     Exercise(
-        check_score_divisor,
-        "my_score_divisor",
+        check_projections,
+        "my_projections",
         mistakes=[
-            (lambda d, sq, sk: math.sqrt(d), "only √d_k"),
-            (lambda d, sq, sk: d * sq**2 * sk**2, "a variance, not a standard deviation"),
-            (lambda d, sq, sk: math.sqrt(d) * sq**2 * sk**2, "σ² where σ belongs"),
-            (lambda d, sq, sk: d * sq * sk, "d_k where √d_k belongs"),
-            (lambda d, sq, sk: math.sqrt(d) * (sq + sk), "the variances multiply"),
+            (lambda: (EXAMPLE.W_Q.clone(), EXAMPLE.W_K.clone()), "scores 犬 and 河岸 alike"),
+            (lambda: (rows_of_W_Q(p=(1, 0), particle=(1, 1)), EXAMPLE.W_K.clone()), "alike"),
+            (lambda: (rows_of_W_Q(a=(0, 2), p=(2, 0)), EXAMPLE.W_K.clone()), "looks for 河岸"),
+            (lambda: (rows_of_W_Q(a=(1, 0), p=(0, 1)), EXAMPLE.W_K.clone()), "by less than"),
+            (lambda: (rows_of_W_Q(a=(2, 0), p=(0, 2), verb=(3, 4)), EXAMPLE.W_K), "歩く no longer"),
+            (lambda: (rows_of_W_Q(a=(0, 0), p=(0, 0)), EXAMPLE.W_K.clone()), "asks for nothing"),
+            (
+                lambda: (rows_of_W_Q(a=(2, 0), p=(0, 2), particle=(2, 2)), keys_with_particles()),
+                "scores itself highest",
+            ),
+            (lambda: (EXAMPLE.W_Q, EXAMPLE.W_K[:, :1]), Says("the same d_k")),
         ],
-        other_styles=[lambda d, sq, sk: (d * sq**2 * sk**2) ** 0.5],
+        other_styles=[
+            # a third feature: each particle asks for the kind of noun it leans to, scaled up
+            lambda: (
+                torch.tensor([[4.0, 0, 0], [0, 4.0, 0], [0, 0, 0], [4.0, 3.0, 0]]),
+                torch.tensor([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0, 0, 0]]),
+            ),
+        ],
     ),
 ]
