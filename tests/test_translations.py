@@ -90,7 +90,10 @@ def test_a_japanese_cell_may_change_its_words_but_not_its_code(pair):
     translations.sync(pair)
     found = translations.problems(pair)
     assert len(found) == 1 and "not translated yet" in found[0]
-    translated = 'def f(x):\n    """x に 1 を足す。"""\n    print(f"x は {x:.2f}")  # 1 を足す\n    return x + 1'
+    translated = (
+        'def f(x):\n    """x に 1 を足す。"""\n'
+        '    print(f"x は {x:.2f}")  # 1 を足す\n    return x + 1'
+    )
     _set_last_code(japanese, translated)
     translations.stamp(japanese, [cell_id])
     assert translations.problems(pair) == []  # literals, comments, docstrings: its own words
