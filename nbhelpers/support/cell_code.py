@@ -13,11 +13,15 @@ from __future__ import annotations
 import ast
 
 
-def _parse(source: str) -> ast.Module | None:
+def _unmagic(source: str) -> str:
     # IPython's %magic and !shell lines are not Python
     lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    return "\n".join(lines)
+
+
+def _parse(source: str) -> ast.Module | None:
     try:
-        return ast.parse("\n".join(lines))
+        return ast.parse(_unmagic(source))
     except SyntaxError:
         return None
 
@@ -33,42 +37,40 @@ class _Mask(ast.NodeTransformer):
         return ast.JoinedStr(values=values)
 
 
-def _masked(node: ast.AST) -> ast.AST:
-    return _Mask().visit(node)
+def _masked(node: ast.AST) -> str:
+    return ast.dump(_Mask().visit(node))
 
 
 def runnable_code(source: str) -> str | None:
     """The code of a cell with its comments, docstrings and string literals masked, as an AST
     dump (None if it does not parse)."""
     tree = _parse(source)
-    return None if tree is None else ast.dump(_masked(tree))
+    return None if tree is None else _masked(tree)
 
 
 def first_difference(english: str, japanese: str) -> tuple[str, str] | None:
-    """The innermost statement where two cells' code differs once masked, as the pair of
-    source lines (English, Japanese); None when they do not differ (or do not parse)."""
+    """The innermost statement where two cells' code differs once masked, as the pair of its
+    sources on one line each (English, Japanese); None when they do not differ (or do not
+    parse)."""
     trees = _parse(english), _parse(japanese)
     if None in trees:
         return None
     statements = [[n for n in ast.walk(t) if isinstance(n, ast.stmt)] for t in trees]
     found = None
+    # breadth first: a differing statement's parent differs too, so the last one found is
+    # the innermost
     for a, b in zip(*statements, strict=False):
-        if ast.dump(_masked(a)) != ast.dump(_masked(b)):
-            # a differing statement's parent differs too: keep going to the innermost one
+        if _masked(a) != _masked(b):
             found = a, b
     if found is None:
         if len(statements[0]) == len(statements[1]):
             return None
         extra = max(statements, key=len)[min(map(len, statements))]
-        missing = "(nothing)"
-        pair = (
-            (ast.unparse(extra), missing)
-            if extra in statements[0]
-            else (missing, ast.unparse(extra))
-        )
-        return pair
-    lines = [
-        source.splitlines()[node.lineno - 1].strip()
+        shown = ast.unparse(extra)
+        return (shown, "(nothing)") if extra in statements[0] else ("(nothing)", shown)
+    # the whole statement on one line: a multi-line call or import shows what differs
+    segments = [
+        " ".join((ast.get_source_segment(_unmagic(source), node) or "").split())
         for source, node in zip((english, japanese), found, strict=True)
     ]
-    return lines[0], lines[1]
+    return segments[0], segments[1]
