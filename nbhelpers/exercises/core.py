@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import functools
 import inspect
 import linecache
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..support.checks import max_error
 from ..support.language import listing, tr
@@ -45,6 +47,7 @@ __all__ = [
     "CheckResult",
     "describe",
     "first_line",
+    "largest_tensor_made",
     "leaves_state_alone",
     "linear_weights",
     "randn",
@@ -243,10 +246,81 @@ def matches(wrong, got, atol: float) -> bool:
         return False
 
 
+def _snapshot(value):
+    """A copy of what an argument holds, to compare after the call: tensors, and lists,
+    tuples and dicts of them; None for what is not watched (a model or an optimiser, which a
+    training step is meant to change; a generator, whose state is meant to advance)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (list, dict)) or (isinstance(value, tuple) and value):
+        if any(isinstance(v, (nn.Module, torch.optim.Optimizer)) for v in value):
+            return None
+        try:
+            return copy.deepcopy(value)
+        except Exception:  # something that does not copy: not watched
+            return None
+    return None
+
+
+def _same(before, after) -> bool:
+    if isinstance(before, torch.Tensor):
+        return (
+            isinstance(after, torch.Tensor)
+            and before.shape == after.shape
+            and torch.equal(before.isnan(), after.detach().isnan())
+            and torch.equal(before.nan_to_num(), after.detach().nan_to_num())
+        )
+    if isinstance(before, dict) and isinstance(after, dict):
+        return before.keys() == after.keys() and all(_same(before[k], after[k]) for k in before)
+    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)):
+        return len(before) == len(after) and all(map(_same, before, after))
+    try:
+        return bool(before == after)
+    except Exception:
+        return False
+
+
+def leaving_arguments_alone(answer: Callable) -> Callable:
+    """`answer`, checked to leave its arguments as it found them: an answer that scales its
+    input in place (Q /= T, scores -= m) may return the right numbers and still corrupt
+    what its caller uses next. The report names the argument that changed."""
+    try:
+        names = list(inspect.signature(answer).parameters)
+    except (TypeError, ValueError):
+        names = []
+
+    @functools.wraps(answer)
+    def watched(*args, **kwargs):
+        given = [*zip(names, args, strict=False), *kwargs.items()]
+        if len(args) > len(names):
+            given += [(f"args[{i}]", a) for i, a in enumerate(args) if i >= len(names)]
+        before = [(name, value, _snapshot(value)) for name, value in given]
+        result = answer(*args, **kwargs)
+        for name, value, saved in before:
+            if saved is None:
+                continue
+            if not _same(saved, value):
+                raise Rejected(
+                    tr("the answer changed its argument {name} in place", name=name),
+                    tr(
+                        "{name} belongs to the caller, who still uses it: compute into a new "
+                        "tensor (x = x / T, not x /= T or x.div_(T); a slice like W[a:b] is a "
+                        "view of W, so writing into it writes into W)",
+                        name=name,
+                    ),
+                )
+        return result
+
+    return watched
+
+
 def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckResult:
     """Run `answer` on each case in turn and stop at the first one that fails. `task` is
     what the exercise asks for, said when it is not attempted yet: the task, never the
-    answer (no formula or code that solves it)."""
+    answer (no formula or code that solves it). A function answer must also leave its
+    arguments as it found them (leaving_arguments_alone)."""
+    if not inspect.isclass(answer):
+        answer = leaving_arguments_alone(answer)
     for number, case in enumerate(cases, start=1):
         where = tr(
             'case {number} of {total}, "{name}": {inputs}',
@@ -468,6 +542,29 @@ def calling_none_of(
         for owner, attribute, name in builtins:
             setattr(owner, attribute, refusing(name))
         return answer(*args)
+
+
+class _LargestTensor(TorchDispatchMode):
+    """Notes the most elements any single tensor op produces while it is active."""
+
+    def __init__(self):
+        super().__init__()
+        self.largest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, torch.Tensor):
+                self.largest = max(self.largest, t.numel())
+        return out
+
+
+def largest_tensor_made(fn, *args):
+    """(fn(*args), the most elements of any tensor an op made on the way): an exercise that
+    asks for an O(m) computation can tell an answer that built an (m, m) matrix."""
+    with _LargestTensor() as watch:
+        result = fn(*args)
+    return result, watch.largest
 
 
 def attempt(fn, *args):

@@ -106,11 +106,50 @@ def check_log_softmax(fn) -> CheckResult:
     )
 
 
+# What my_softmax_backward must not hand the work to: autograd computes J g itself.
+AUTOGRAD = [
+    (torch.autograd, "grad", "torch.autograd.grad"),
+    (torch.autograd, "backward", "torch.autograd.backward"),
+    (torch.Tensor, "backward", "Tensor.backward"),
+    (torch.autograd.functional, "jacobian", "torch.autograd.functional.jacobian"),
+    (torch.autograd.functional, "vjp", "torch.autograd.functional.vjp"),
+    (torch.func, "vjp", "torch.func.vjp"),
+    (torch.func, "jacrev", "torch.func.jacrev"),
+]
+
+
+def without_the_jacobian(f, a, g):
+    """f(a, g), refused if it calls autograd or builds a tensor of (m, m) per row."""
+    rows, m = a.numel() // a.shape[-1], a.shape[-1]
+    got, largest = largest_tensor_made(
+        lambda: calling_none_of(
+            AUTOGRAD,
+            lambda called: tr(
+                "it calls {name}: autograd computes the backward pass you are writing; expand "
+                "(diag(a) - a aᵀ) g by hand",
+                name=called,
+            ),
+            f,
+            a,
+            g,
+        )
+    )
+    if largest >= rows * m * m:
+        raise Rejected(
+            tr("the answer builds a tensor of {m} x {m} numbers per row: the Jacobian", m=m),
+            tr(
+                "expand (diag(a) - a aᵀ) g: each entry is a_l g_l - a_l (a·g), and a·g is one "
+                "number per row"
+            ),
+        )
+    return got
+
+
 @leaves_state_alone
 def check_softmax_backward(fn) -> CheckResult:
     """fn(a, g) for weights a = softmax(s) and an upstream gradient g = ∂ℓ/∂a, both (..., m),
-    must give ∂ℓ/∂s = J g without building the (m, m) Jacobian J: a ⊙ (g - a·g). The reference
-    is torch.autograd.grad through F.softmax."""
+    must give ∂ℓ/∂s = J g without building the (m, m) Jacobian J and without autograd:
+    a ⊙ (g - a·g). The reference is torch.autograd.grad through F.softmax."""
     check_function("fn", fn)
     gen = seeded(22)
     cases = []
@@ -130,7 +169,7 @@ def check_softmax_backward(fn) -> CheckResult:
             Case(
                 name,
                 shapes(a=a, g=g),
-                lambda f, a=a, g=g: f(a.clone(), g.clone()),
+                lambda f, a=a, g=g: without_the_jacobian(f, a.clone(), g.clone()),
                 expected,
                 atol=1e-6 if dtype == torch.float32 else 1e-12,
                 mistakes=[

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from nbhelpers.exercises import check_log_softmax, check_softmax_backward
 
-from . import Exercise
+from . import Exercise, Says
 
 NEG_INF = float("-inf")
 
@@ -18,6 +18,21 @@ def log_softmax(s, stable=True, via_softmax=False, dim=-1):
         return torch.log(F.softmax(s, dim=dim))
     m = s.amax(dim, keepdim=True) if stable else torch.zeros_like(s.amax(dim, keepdim=True))
     return s - m - torch.log(torch.exp(s - m).sum(dim, keepdim=True))
+
+
+def jacobian_built(a, g):
+    J = torch.diag_embed(a) - a.unsqueeze(-1) * a.unsqueeze(-2)  # (..., m, m)
+    return (J @ g.unsqueeze(-1)).squeeze(-1)
+
+
+def through_autograd(a, g):
+    s = torch.log(a).requires_grad_()
+    return torch.autograd.grad(F.softmax(s, dim=-1), s, g)[0]
+
+
+def g_changed_in_place(a, g):
+    g -= (a * g).sum(-1, keepdim=True)  # the right numbers, but the caller's g is gone
+    return a * g
 
 
 EXERCISES = [
@@ -53,6 +68,10 @@ EXERCISES = [
             (lambda a, g: a * ((a * g).sum(-1, keepdim=True) - g), "the sign is reversed"),
             (lambda a, g: a * (g - (a * g).sum(0, keepdim=True)), "runs over the wrong axis"),
             (lambda a, g: a * (1 - a) * g, "the Jacobian's diagonal alone"),
+            # what the exercise forbids: the Jacobian itself, autograd; and a caller's g changed
+            (jacobian_built, Says("per row: the Jacobian")),
+            (through_autograd, "calls torch.autograd.grad"),
+            (g_changed_in_place, Says("changed its argument g in place")),
         ],
         other_styles=[
             lambda a, g: torch.einsum("...i,...i->...i", a, g) - a * (a * g).sum(-1, keepdim=True)
