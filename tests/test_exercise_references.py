@@ -10,7 +10,7 @@ from torch import nn
 
 from answers import solved
 from answers.nb07 import block_class
-from nbhelpers.exercises import check_gpt1_block, check_sample_next_token, check_self_attention
+from nbhelpers.exercises import check_causal_multi_head, check_gpt1_block, check_sample_next_token
 
 
 @pytest.fixture(scope="module", name="solved")
@@ -19,16 +19,16 @@ def solved_fixture():
 
 
 def test_a_module_without_the_named_layers_is_told_which_one_is_missing():
-    class NoValues(nn.Module):
-        def __init__(self, d_model, d_k):
+    class NoOutput(nn.Module):
+        def __init__(self, d_model, n_heads):
             super().__init__()
-            self.W_Q, self.W_K = nn.Linear(d_model, d_k), nn.Linear(d_model, d_k)
+            self.W_QKV = nn.Linear(d_model, 3 * d_model)
 
-        def forward(self, X):
-            return X
+        def forward(self, x):
+            return x, None
 
-    report = repr(check_self_attention(NoValues))
-    assert "needs an attribute W_V that is an nn.Linear" in report
+    report = repr(check_causal_multi_head(NoOutput))
+    assert "needs an attribute W_O that is an nn.Linear" in report
 
 
 def test_gpt1_block_without_a_sequential_ffn_is_told_what_to_build():

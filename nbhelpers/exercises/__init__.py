@@ -17,7 +17,7 @@ from .fine_tuning_capstone import fine_tune_yours
 from .masked_attention import check_causality_test, check_left_padded_mask
 from .multi_head import check_causal_multi_head, check_grouped_query_attention
 from .next_token import check_greedy_generate, check_sample_next_token, check_top_p_filter
-from .self_attention import check_attention, check_attention_entropy, check_self_attention
+from .self_attention import check_attention, check_attention_entropy, check_verb_output
 from .similarity_scores import check_projections, check_similarity_scores
 from .softmax import check_log_softmax, check_softmax_backward
 from .tour import check_normalised_rows
@@ -56,10 +56,10 @@ __all__ = [
     "check_parameter_count",
     "check_sample_next_token",
     "check_projections",
-    "check_self_attention",
     "check_similarity_scores",
     "check_softmax_backward",
     "check_top_p_filter",
+    "check_verb_output",
     "fine_tune_yours",
     "train_your_gpt1",
     "use_parts",

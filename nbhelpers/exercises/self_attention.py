@@ -1,5 +1,6 @@
-"""Checkers for notebook 03, the weighted sum and self-attention: Attention(Q, K, V), a
-self-attention module, and the entropy of each row of weights."""
+"""Checkers for notebook 03, the weighted sum and self-attention: Attention(Q, K, V) with a
+temperature per query, projections that give 歩く's output its subject and place and nothing
+of the particles, and the entropy of each row of weights."""
 
 from __future__ import annotations
 
@@ -200,59 +201,130 @@ def check_attention(fn) -> CheckResult:
     )
 
 
-@leaves_state_alone
-def check_self_attention(cls) -> CheckResult:
-    """cls(d_model, d_k) is an nn.Module with W_Q, W_K, W_V (each nn.Linear(d_model, d_k));
-    forward(X) returns the attended output (..., n, d_k). The reference is
-    F.scaled_dot_product_attention on the answer's own projections: only the wiring is
-    checked, not the random initialisation."""
-    check_class("cls", cls)
-    g = seeded(4)
-    cases = []
-    for name, d_model, d_k, shape in (
-        (tr("d_model = 8, d_k = 4, one sentence"), 8, 4, (5, 8)),
-        (tr("d_model = 6, d_k = 3, batched"), 6, 3, (2, 4, 6)),
-        (tr("d_model = 12, d_k = 12"), 12, 12, (3, 12)),
-    ):
-        X = randn(g, *shape)
+# What 歩く's output must say, feature by feature (V's columns: animal, place, particle), with
+# the running example's values: who acts and where, and nothing of the particles.
+OUTPUT_WANTED = {"animal": (">", 0.5), "place": (">", 0.25), "particle": ("<", 0.05)}
 
-        def run(answer, d_model=d_model, d_k=d_k, X=X):
-            module = build(answer, d_model, d_k)
-            W = linear_weights(module, "W_Q", "W_K", "W_V")
-            with torch.no_grad():
-                got = module(X)
-                Q, K, V = (W[name](X) for name in ("W_Q", "W_K", "W_V"))
-                expected = F.scaled_dot_product_attention(Q, K, V)
-                scores = Q @ K.mT
-                mistakes = [
-                    (
-                        tr(
-                            "the scores look divided by √d_model = √{d_model}, not √d_k = √{d_k}",
-                            d_model=d_model,
-                            d_k=d_k,
-                        ),
-                        F.softmax(scores / math.sqrt(d_model), dim=-1) @ V,
-                    ),
-                    (tr("the scores are not divided by √d_k"), F.softmax(scores, dim=-1) @ V),
-                    (
-                        tr("the values are X itself: project them with W_V first"),
-                        attempt(lambda: F.scaled_dot_product_attention(Q, K, X)),
-                    ),
-                    (
-                        tr("softmax over the wrong axis: the weights of each query must sum to 1"),
-                        F.softmax(scores / math.sqrt(d_k), dim=-2) @ V,
-                    ),
-                    (
-                        tr("the scores are K Qᵀ, not Q Kᵀ: row i holds query i's scores"),
-                        F.softmax(scores.mT / math.sqrt(d_k), dim=-1) @ V,
-                    ),
-                ]
-            return got, expected, mistakes
 
-        cases.append(Case(name, shapes(X=X), run, derived=True))
-    return run_cases(
-        "SelfAttention",
-        cls,
-        cases,
-        tr("build W_Q, W_K, W_V, attend over their projections."),
+def _verb_hint(o: dict, weights: dict) -> str:
+    """What to change, from where 歩く's weight went."""
+    particles = weights["が"] + weights["を"]
+    if o["particle"] >= 0.05 and particles >= 0.05:
+        return tr(
+            "the particles take {share:.2f} of 歩く's weight: their keys lean towards 犬 and "
+            "河岸 (x has animal 0.5 in が, place 0.5 in を), so a query that asks for an animal "
+            "or a place finds them too. Let the keys tell particles apart from nouns",
+            share=particles,
+        )
+    if o["place"] <= 0.25:
+        return tr(
+            "歩く's output forgets where it walks: 河岸 gets only {weight:.2f} of the weight; "
+            "keep 歩く's query asking for a place as well as for an animal",
+            weight=weights["河岸"],
+        )
+    return tr(
+        "歩く's output says too little about who acts: 犬 gets only {weight:.2f} of the "
+        "weight; its query must still ask for an animal most",
+        weight=weights["犬"],
     )
+
+
+def _shape_problem(answer) -> str | None:
+    """What is wrong with the answer's shapes, or None: (W_Q, W_K), each (4, d_k)."""
+    ok = (
+        isinstance(answer, tuple)
+        and len(answer) == 2
+        and all(isinstance(W, torch.Tensor) and W.is_floating_point() for W in answer)
+        and answer[0].dim() == answer[1].dim() == 2
+        and answer[0].shape[0] == answer[1].shape[0] == 4
+        and answer[0].shape[1] == answer[1].shape[1] >= 1
+    )
+    if ok:
+        return None
+    got = ", ".join(map(describe, answer)) if isinstance(answer, tuple) else describe(answer)
+    return tr(
+        "expected a tuple (W_Q, W_K) of two float tensors of shape (4, d_k) with the same "
+        "d_k, got {got}",
+        got=got,
+    )
+
+
+@leaves_state_alone
+def check_verb_output(fn) -> CheckResult:
+    """fn() returns (W_Q, W_K), each (4, d_k). With the running example's X and its W_V, 歩く's
+    output o = Σ_j a_j v_j must carry its subject (animal > 0.5) and its place (place > 0.25)
+    and nothing of the particles (particle < 0.05). Many answers pass."""
+    from ..example import running_example
+
+    check_function("fn", fn)
+    name = "verb_output"
+    where = tr(
+        'case {number} of {total}, "{name}": {inputs}',
+        number=1,
+        total=1,
+        name=tr("the running example"),
+        inputs="my_subject_and_place()",
+    )
+    failed = tr("✗ {exercise}: {where}", exercise=name, where=where)
+    try:
+        answer = fn()
+    except NotImplementedError:
+        task = tr("return (W_Q, W_K), each with 4 rows, one per feature of x.")
+        return CheckResult(
+            name,
+            NOT_ATTEMPTED,
+            [
+                tr(
+                    "… {exercise}: not attempted. Replace raise NotImplementedError: {task}",
+                    exercise=name,
+                    task=task,
+                )
+            ],
+        )
+    except Exception as error:  # the answer's own bug: report it, never raise it
+        return CheckResult(
+            name, FAILED, [failed, "  " + tr("the answer raised {error}", error=first_line(error))]
+        )
+    problem = _shape_problem(answer)
+    if problem is not None:
+        return CheckResult(name, FAILED, [failed, "  " + problem])
+    example = running_example()
+    X = example.X.double()
+    W_Q, W_K = (W.detach().to(torch.float64).cpu() for W in answer)
+    Q, K, V = X @ W_Q, X @ W_K, X @ example.W_V.double()
+    a = F.softmax(Q[4] @ K.T / math.sqrt(W_Q.shape[1]), dim=-1)  # 歩く's weights, (5,)
+    o = dict(zip(OUTPUT_WANTED, (a @ V).tolist(), strict=True))
+    weights = dict(zip(example.tokens, a.tolist(), strict=True))
+    shown = [
+        "  "
+        + tr(
+            "歩く's weights: {weights}",
+            weights="  ".join(f"{t} {w:.2f}" for t, w in weights.items()),
+        ),
+        "  "
+        + tr(
+            "歩く's output: animal {animal:.2f}, place {place:.2f}, particle {particle:.2f}",
+            **o,
+        ),
+    ]
+    met = [
+        o[f] > bound if side == ">" else o[f] < bound for f, (side, bound) in OUTPUT_WANTED.items()
+    ]
+    if not all(met):
+        return CheckResult(
+            name,
+            FAILED,
+            [
+                failed,
+                "  "
+                + tr("歩く's output must have animal > 0.5, place > 0.25 and particle < 0.05:"),
+                *shown,
+                "  " + tr("hint: {hint}", hint=_verb_hint(o, weights)),
+            ],
+        )
+    passed = tr(
+        "{exercise}: 歩く's output carries its subject and its place, and nothing of the "
+        "particles:",
+        exercise=name,
+    )
+    return CheckResult(name, PASSED, ["✓ " + passed, *shown])

@@ -8,12 +8,14 @@ import math
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
-from nbhelpers.exercises import check_attention, check_attention_entropy, check_self_attention
+from nbhelpers import running_example
+from nbhelpers.exercises import check_attention, check_attention_entropy, check_verb_output
 
-from . import Exercise
+from . import Exercise, Says
 from .nb01 import scores_of
+
+EXAMPLE = running_example()
 
 NEG_INF = float("-inf")
 
@@ -37,21 +39,18 @@ def attention_with(softmax_dim=-1, scale="d_k", temperature="row", weights_of="s
     return answer
 
 
-def self_attention_class(scale_by="d_k", project_values=True, dim=-1, transposed=False):
-    class Answer(nn.Module):
-        def __init__(self, d_model, d_k):
-            super().__init__()
-            self.d_model = d_model
-            self.W_Q, self.W_K, self.W_V = (nn.Linear(d_model, d_k) for _ in range(3))
+def verb_query(animal, place):
+    """The running example's W_Q with 歩く's row (the action feature) asking (animal, place)."""
+    W_Q = EXAMPLE.W_Q.clone()
+    W_Q[3] = torch.tensor([animal, place])
+    return W_Q
 
-        def forward(self, X):
-            Q, K = self.W_Q(X), self.W_K(X)
-            V = self.W_V(X) if project_values else X
-            scale = {"d_k": Q.shape[-1], "d_model": self.d_model, "none": 1}[scale_by]
-            scores = scores_of(K, Q) if transposed else scores_of(Q, K)
-            return F.softmax(scores / math.sqrt(scale), dim=dim) @ V
 
-    return Answer
+def keys_against_particles():
+    """W_K whose particle feature pushes a particle's key away from both nouns."""
+    W_K = EXAMPLE.W_K.clone()
+    W_K[2] = torch.tensor([-1.0, -1.0])
+    return W_K
 
 
 def attention_scaling_the_queries(Q, K, V, temperature=1.0):
@@ -85,16 +84,22 @@ EXERCISES = [
         other_styles=[attention_scaling_the_queries, attention_with_sdpa],
     ),
     Exercise(
-        check_self_attention,
-        "MySelfAttention",
+        check_verb_output,
+        "my_subject_and_place",
         mistakes=[
-            (self_attention_class(scale_by="d_model"), "divided by √d_model = √8, not √d_k = √4"),
-            (self_attention_class(scale_by="none"), "not divided by √d_k"),
-            (self_attention_class(project_values=False), "the values are X itself"),
-            (self_attention_class(dim=-2), "softmax over the wrong axis"),
-            (self_attention_class(transposed=True), "the scores are K Qᵀ"),
+            (lambda: (EXAMPLE.W_Q.clone(), EXAMPLE.W_K.clone()), "the particles take"),
+            (lambda: (verb_query(8.0, 0.0), keys_against_particles()), "forgets where it walks"),
+            (lambda: (verb_query(0.0, 8.0), keys_against_particles()), "too little about who"),
+            (lambda: (verb_query(2.0, 1.5), keys_against_particles()), "particles take"),
+            (lambda: (EXAMPLE.W_Q, EXAMPLE.W_K[:, :1]), Says("the same d_k")),
         ],
-        other_styles=[],
+        other_styles=[
+            # a third feature, "is a particle", that 歩く's query asks against
+            lambda: (
+                torch.tensor([[0.0, 0, 0], [0, 0, 0], [1, 1, 0], [4, 3, -10]]),
+                torch.tensor([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]]),
+            ),
+        ],
     ),
     Exercise(
         check_attention_entropy,
