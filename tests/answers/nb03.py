@@ -46,6 +46,13 @@ def verb_query(animal, place):
     return W_Q
 
 
+def keys_for_particles():
+    """W_K whose particle feature pulls a particle's key towards both nouns."""
+    W_K = EXAMPLE.W_K.clone()
+    W_K[2] = torch.tensor([1.0, 1.0])
+    return W_K
+
+
 def keys_against_particles():
     """W_K whose particle feature pushes a particle's key away from both nouns."""
     W_K = EXAMPLE.W_K.clone()
@@ -90,7 +97,8 @@ EXERCISES = [
             (lambda: (EXAMPLE.W_Q.clone(), EXAMPLE.W_K.clone()), "the particles take"),
             (lambda: (verb_query(8.0, 0.0), keys_against_particles()), "forgets where it walks"),
             (lambda: (verb_query(0.0, 8.0), keys_against_particles()), "too little about who"),
-            (lambda: (verb_query(2.0, 1.5), keys_against_particles()), "particles take"),
+            (lambda: (EXAMPLE.W_Q.clone(), keys_for_particles()), "particles take"),
+            (lambda: (verb_query(6.0, 1.0), keys_against_particles()), "forgets where it walks"),
             (lambda: (EXAMPLE.W_Q, EXAMPLE.W_K[:, :1]), Says("the same d_k")),
         ],
         other_styles=[
