@@ -109,13 +109,19 @@ def one_hot(ids: torch.Tensor, vocab_size: int, dtype: torch.dtype = torch.float
 
 
 class GPT1Block(nn.Module):
-    """h -> LN(h + MaskedMultiHead(h)) -> LN(. + FFN(.)), with FFN = Linear, GELU, Linear.
+    """h -> LN(h + MaskedMultiHead(h)) -> LN(. + FFN(.)), with FFN = Linear, GELU, Linear:
+    post-LN, GPT-1's wiring. With norm_first=True, GPT-2's pre-LN wiring instead:
+    h + MaskedMultiHead(LN(h)), then . + FFN(LN(.)) (GPT-2 adds one more LayerNorm after its
+    last block, which is the model's, not the block's).
 
     Notebook 07.
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0):
+    def __init__(
+        self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False
+    ):
         super().__init__()
+        self.norm_first = norm_first
         self.attn = MultiHeadAttention(d_model, n_heads, causal=True, dropout=dropout)
         self.ln_1 = nn.LayerNorm(d_model)
         # GELU in the tanh approximation, as in GPT-1's code (notebook 07 measures the gap).
@@ -137,6 +143,10 @@ class GPT1Block(nn.Module):
         """h_l = block(h_{l-1}); `cache`, `start` and `causal` go to the attention (see
         MultiHeadAttention.forward): a KV cache passes through here, not around it. The
         attention checks the arguments, unless GPT1 checked its own already."""
+        if self.norm_first:  # pre-LN: each sublayer reads a normalised copy of the stream
+            attended = self.attn(self.ln_1(h), mask, cache=cache, start=start, causal=causal)
+            h = h + self.dropout(attended)
+            return h + self.dropout(self.ffn(self.ln_2(h)))
         return self.add_and_norm(h, self.attn(h, mask, cache=cache, start=start, causal=causal))
 
     def add_and_norm(self, h, attended):
@@ -307,8 +317,9 @@ def check_gpt1(model) -> None:
 
 
 def parameter_breakdown(model: GPT1) -> dict[str, int]:
-    """How many parameters each part of the model holds, every block included; the values
-    add up to the model's total, with the tied W_e counted once.
+    """How many parameters each part of the model holds, every block included, keyed by the
+    part's name in the course's language; the values add up to the model's total, with the
+    tied W_e counted once.
 
     Notebook 07.
     """
@@ -319,23 +330,11 @@ def parameter_breakdown(model: GPT1) -> dict[str, int]:
 
     blocks = model.blocks
     return {
-        "W_e token embedding (also the output layer)": model.W_e.weight.numel(),
-        "W_p position embedding": model.W_p.numel(),
-        "attention W_Q, W_K, W_V, W_O": size(b.attn for b in blocks),
-        "feed-forward (two linear layers)": size(b.ffn for b in blocks),
-        "LayerNorm gains and biases": size([*(b.ln_1 for b in blocks), *(b.ln_2 for b in blocks)]),
-    }
-
-
-def part_label(part: str) -> str:
-    """One of parameter_breakdown's parts in the learner's language (the keys stay English)."""
-    labels = {
-        "W_e token embedding (also the output layer)": tr(
-            "W_e token embedding (also the output layer)"
+        tr("W_e token embedding (also the output layer)"): model.W_e.weight.numel(),
+        tr("W_p position embedding"): model.W_p.numel(),
+        tr("attention W_Q, W_K, W_V, W_O"): size(b.attn for b in blocks),
+        tr("feed-forward (two linear layers)"): size(b.ffn for b in blocks),
+        tr("LayerNorm gains and biases"): size(
+            [*(b.ln_1 for b in blocks), *(b.ln_2 for b in blocks)]
         ),
-        "W_p position embedding": tr("W_p position embedding"),
-        "attention W_Q, W_K, W_V, W_O": tr("attention W_Q, W_K, W_V, W_O"),
-        "feed-forward (two linear layers)": tr("feed-forward (two linear layers)"),
-        "LayerNorm gains and biases": tr("LayerNorm gains and biases"),
     }
-    return labels.get(part, part)

@@ -243,22 +243,32 @@ def test_each_wiring_keeps_its_colour_when_drawn_alone(profiles):
     assert figure_to_png(figure).startswith(b"\x89PNG")
 
 
-def test_pre_ln_puts_each_layernorm_before_its_sublayer(profiles):
+def test_gpt1_block_norm_first_puts_each_layernorm_before_its_sublayer():
     torch.manual_seed(0)
-    block = GPT1Block(8, 2, 32).eval()
+    post = GPT1Block(8, 2, 32).eval()
+    pre = GPT1Block(8, 2, 32, norm_first=True).eval()
+    pre.load_state_dict(post.state_dict())  # the same weights, the other wiring
     h = torch.randn(2, 5, 8)
     with torch.no_grad():
-        inner = h + block.attn(block.ln_1(h))  # GPT-2's order, written out
-        expected = inner + block.ffn(block.ln_2(inner))
-        post = block_forward(block, h)
-        assert torch.allclose(block_forward(block, h, pre_ln=True), expected, atol=1e-6)
-        assert torch.allclose(post, block(h), atol=1e-6)  # post-LN is GPT-1's own forward
-    with pytest.raises(ValueError, match="pre_ln=True needs residual=True and layer_norm=True"):
-        block_forward(block, h, residual=False, pre_ln=True)
-    pre_ln = profiles[4]
-    assert pre_ln.pre_ln and pre_ln.name == "pre-LN (GPT-2)"
-    # at GPT-1's initialisation the residual stream carries the gradient to every block
-    assert float(pre_ln.weight_gradient.max() / pre_ln.weight_gradient.min()) < 2.0
+        inner = h + post.attn(post.ln_1(h))  # GPT-2's order, written out
+        expected = inner + post.ffn(post.ln_2(inner))
+        assert torch.allclose(pre(h), expected, atol=1e-6)
+        assert torch.allclose(block_forward(post, h), post(h), atol=1e-6)  # GPT-1's forward
+
+
+def test_a_final_layernorm_passes_back_one_over_root_two_of_the_output_gradient(profiles):
+    # At initialisation both stacks that end in a LayerNorm, GPT-1's post-LN and GPT-2's
+    # pre-LN with its final LayerNorm, pass back about 1/√2 of what the loss sends: the
+    # LayerNorm removes the gradient's component along its input, about half of a random
+    # target's mean squared error. The residual-only stack, with no LayerNorm, passes all.
+    by_name = {p.name: p for p in profiles}
+    for name in ("residual + LayerNorm (GPT-1)", "pre-LN + final LayerNorm (GPT-2)"):
+        ratio = float(by_name[name].upstream_gradient[0] / by_name[name].output_gradient)
+        assert abs(ratio - 2**-0.5) < 0.02, (name, ratio)
+    residual = by_name["residual only"]
+    assert abs(float(residual.upstream_gradient[0] / residual.output_gradient) - 1) < 0.05
+    gpt2 = by_name["pre-LN + final LayerNorm (GPT-2)"]
+    assert gpt2.pre_ln and float(gpt2.weight_gradient.max() / gpt2.weight_gradient.min()) < 2.0
 
 
 def test_bad_switches_blocks_and_profiles_are_named(profiles):

@@ -2,14 +2,20 @@
 
 The same stack of GPT1Blocks (same weights, same input) is wired five ways: plain (no
 residual, no LayerNorm), residual only, LayerNorm only, both after the addition (post-LN,
-GPT-1's block), and both with the LayerNorm before each sublayer (pre-LN, GPT-2's block:
-h + attn(LN(h)), then h + ffn(LN(h)); GPT-2 adds one more LayerNorm after the last block,
-left out here so that every variant ends at the same h_L).
-For each we measure, after one forward and one backward pass of a simple loss,
+GPT-1's block), and GPT-2's: each LayerNorm before its sublayer (GPT1Block(norm_first=True):
+h + attn(LN(h)), then h + ffn(LN(h))) and one more LayerNorm after the last block, as GPT-2
+has. For each we measure, after one forward and one backward pass of a simple loss
+mean((output − target)²), where the output is h_L (and LN_f(h_L) for GPT-2),
 
     activation RMS        sqrt(mean(h_l²))            l = 0 .. L   (forward signal)
     upstream gradient     ‖∂loss/∂h_l‖                l = 0 .. L   (backward signal)
+    output gradient       ‖∂loss/∂output‖                          (what the loss sends back)
     weight gradient       ‖∂loss/∂(block l's weight matrices)‖,  l = 1 .. L
+
+A stack that ends in a LayerNorm, post-LN or GPT-2's, passes back about 1/√2 of the output
+gradient at initialisation: the LayerNorm's Jacobian removes the component of the gradient
+along its (centred, normalised) input, and for a target independent of the output about half
+of ‖output − target‖² lies along the output.
 
 The weights are drawn from N(0, 0.02²) with zero biases, as GPT-1 initialises them (or from a
 wider normal distribution, to see what LayerNorm adds once the sublayers' outputs are large).
@@ -26,7 +32,7 @@ from torch import nn
 
 from ..gpt1 import GPT1Block
 from ..multihead import check_divisible
-from ..support.language import tr
+from ..support.language import N_, tr
 from ..support.validation import check_positive_int, check_seed, is_number
 
 # A seconds-long CPU run; deeper, the plain stack's numbers (about 1e-4 lost per block at
@@ -34,13 +40,14 @@ from ..support.validation import check_positive_int, check_seed, is_number
 MAX_DEPTH = 64
 INIT_STD = 0.02  # GPT-1's N(0, 0.02²)
 
-# (name, residual, layer_norm, pre_ln), in the order the notebook discusses them.
+# (name, residual, layer_norm, pre_ln), in the order the notebook discusses them. N_ marks the
+# names for the catalogue: a figure's legend shows them translated.
 VARIANTS = (
-    ("plain", False, False, False),
-    ("residual only", True, False, False),
-    ("LayerNorm only", False, True, False),
-    ("residual + LayerNorm (GPT-1)", True, True, False),
-    ("pre-LN (GPT-2)", True, True, True),
+    (N_("plain"), False, False, False),
+    (N_("residual only"), True, False, False),
+    (N_("LayerNorm only"), False, True, False),
+    (N_("residual + LayerNorm (GPT-1)"), True, True, False),
+    (N_("pre-LN + final LayerNorm (GPT-2)"), True, True, True),
 )
 
 
@@ -51,10 +58,11 @@ class StackProfile:
     name: str
     residual: bool
     layer_norm: bool
-    pre_ln: bool  # the LayerNorm before each sublayer (GPT-2) rather than after the addition
+    pre_ln: bool  # GPT-2: the LayerNorm before each sublayer, and a final one after h_L
     init_std: float  # the weights' standard deviation at initialisation
     activation_rms: torch.Tensor  # (L + 1,): h_0 (the input) .. h_L
     upstream_gradient: torch.Tensor  # (L + 1,): ‖∂loss/∂h_l‖, l = 0 .. L
+    output_gradient: torch.Tensor  # (): ‖∂loss/∂output‖, output = h_L, or LN_f(h_L) for GPT-2
     weight_gradient: torch.Tensor  # (L,): blocks 1 .. L
 
     @property
@@ -82,29 +90,17 @@ def check_switch(name: str, value) -> None:
 
 
 def block_forward(
-    block: GPT1Block,
-    h: torch.Tensor,
-    *,
-    residual: bool = True,
-    layer_norm: bool = True,
-    pre_ln: bool = False,
+    block: GPT1Block, h: torch.Tensor, *, residual: bool = True, layer_norm: bool = True
 ) -> torch.Tensor:
-    """A GPT1Block's own sublayers, with the residual additions and the LayerNorms switched
-    on or off; with both on it is GPT1Block.forward (without dropout). pre_ln=True moves each
-    LayerNorm in front of its sublayer, as GPT-2 does: h + attn(ln_1(h)), then
-    h + ffn(ln_2(h)) (it needs the residuals and the LayerNorms on)."""
+    """A post-LN GPT1Block's own sublayers, with the residual additions and the LayerNorms
+    switched on or off; with both on it is GPT1Block.forward (without dropout). (GPT-2's
+    pre-LN wiring is GPT1Block(norm_first=True) itself.)"""
     if not isinstance(block, GPT1Block):
         raise TypeError(
             tr("block must be a GPT1Block, got {block_type}", block_type=type(block).__name__)
         )
     check_switch("residual", residual)
     check_switch("layer_norm", layer_norm)
-    check_switch("pre_ln", pre_ln)
-    if pre_ln:
-        if not (residual and layer_norm):
-            raise ValueError(tr("pre_ln=True needs residual=True and layer_norm=True"))
-        h = h + block.attn(block.ln_1(h))
-        return h + block.ffn(block.ln_2(h))
     attended = block.attn(h)
     h = h + attended if residual else attended
     if layer_norm:
@@ -145,6 +141,7 @@ def deep_stack(
     *,
     init_std: float = INIT_STD,
     generator: torch.Generator | None = None,
+    norm_first: bool = False,
 ) -> nn.ModuleList:
     """`depth` GPT1Blocks (feed-forward width 4·d_model) initialised as GPT-1: linear
     weights from N(0, init_std²), GPT-1's 0.02 by default, biases zero. In float64, so
@@ -165,7 +162,9 @@ def deep_stack(
     # nn.Linear draws its default initialisation from the global generator; fork it so that
     # building this stack leaves the rest of a notebook's random numbers as they were.
     with torch.random.fork_rng(devices=[]):
-        blocks = nn.ModuleList(GPT1Block(d_model, n_heads, 4 * d_model) for _ in range(depth))
+        blocks = nn.ModuleList(
+            GPT1Block(d_model, n_heads, 4 * d_model, norm_first=norm_first) for _ in range(depth)
+        )
     blocks = blocks.to(torch.float64).eval()
     with torch.no_grad():
         for module in blocks.modules():
@@ -191,25 +190,29 @@ def profile_stack(
     name: str,
     residual: bool,
     layer_norm: bool,
-    pre_ln: bool = False,
+    final_norm: nn.LayerNorm | None = None,
     init_std: float = INIT_STD,
 ) -> StackProfile:
-    """One forward pass through `blocks` wired as asked, the loss mean((h_L − target)²),
-    and one backward pass: the per-layer measurements (`init_std` is recorded with them:
-    the standard deviation the blocks were drawn with)."""
+    """One forward pass through `blocks` (post-LN blocks wired as asked, or pre-LN blocks as
+    they are), the output h_L, or final_norm(h_L), the loss mean((output − target)²), and one
+    backward pass: the per-layer measurements (`init_std` is recorded with them)."""
+    pre_ln = blocks[0].norm_first
     states = [h_0.detach().requires_grad_()]
     for block in blocks:
-        states.append(
-            block_forward(
-                block, states[-1], residual=residual, layer_norm=layer_norm, pre_ln=pre_ln
+        if pre_ln:
+            states.append(block(states[-1]))
+        else:
+            states.append(
+                block_forward(block, states[-1], residual=residual, layer_norm=layer_norm)
             )
-        )
-    loss = ((states[-1] - target) ** 2).mean()
+    output = final_norm(states[-1]) if final_norm is not None else states[-1]
+    loss = ((output - target) ** 2).mean()
     weights = [weight_matrices(block) for block in blocks]
     flat = [w for ws in weights for w in ws]
-    # autograd.grad leaves .grad alone, so the same blocks serve every variant.
-    gradients = torch.autograd.grad(loss, [*states, *flat])
-    state_grads, weight_grads = gradients[: len(states)], gradients[len(states) :]
+    # autograd.grad leaves .grad alone, so the same blocks serve several variants.
+    gradients = torch.autograd.grad(loss, [*states, output, *flat])
+    state_grads = gradients[: len(states)]
+    output_grad, weight_grads = gradients[len(states)], gradients[len(states) + 1 :]
     per_block = len(weights[0])
     block_norms = [
         scaled_norm(torch.cat([g.flatten() for g in weight_grads[i : i + per_block]]))
@@ -223,6 +226,7 @@ def profile_stack(
         init_std=init_std,
         activation_rms=torch.stack([rms(state) for state in states]),
         upstream_gradient=torch.stack([scaled_norm(g) for g in state_grads]),
+        output_gradient=scaled_norm(output_grad),
         weight_gradient=torch.stack(block_norms),
     )
 
@@ -239,7 +243,8 @@ def compare_stacks(
 ) -> list[StackProfile]:
     """The five VARIANTS on one stack of `depth` blocks: the same weights (from
     N(0, init_std²)), the same random input h_0 (RMS about 1) and the same random target;
-    only the wiring differs. Far from the defaults (a much wider init_std, a narrow
+    only the wiring differs (GPT-2's blocks are pre-LN copies of the same weights, followed
+    by a fresh final LayerNorm). Far from the defaults (a much wider init_std, a narrow
     d_model) some numbers leave float64's range: they come back as 0, inf or nan."""
     check_stack_sizes(depth, d_model, n_heads, n_tokens, batch, seed)
     check_init_std(init_std)
@@ -248,15 +253,18 @@ def compare_stacks(
     h_0 = torch.randn(shape, generator=generator, dtype=torch.float64)
     target = torch.randn(shape, generator=generator, dtype=torch.float64)
     blocks = deep_stack(depth, d_model, n_heads, init_std=init_std, generator=generator)
+    gpt2_blocks = deep_stack(depth, d_model, n_heads, init_std=init_std, norm_first=True)
+    gpt2_blocks.load_state_dict(blocks.state_dict())  # the same weights, wired pre-LN
+    final_norm = nn.LayerNorm(d_model, dtype=torch.float64)  # GPT-2's ln_f, as initialised
     return [
         profile_stack(
-            blocks,
+            gpt2_blocks if pre_ln else blocks,
             h_0,
             target,
             name=name,
             residual=residual,
             layer_norm=layer_norm,
-            pre_ln=pre_ln,
+            final_norm=final_norm if pre_ln else None,
             init_std=init_std,
         )
         for name, residual, layer_norm, pre_ln in VARIANTS
