@@ -76,12 +76,13 @@ def test_cell_numbers_are_dropped_rather_than_shrunk():
 
 
 def _history():
+    from nbhelpers.corpus.grammar import RULES
     from nbhelpers.experiments.pretraining import TrainingHistory
 
     return TrainingHistory(
         entropy_rate=1.0, heldout_true_loss=1.0, steps=[0, 10, 20], seconds=[0, 1, 2],
         kl=[2.0, 1.0, 0.5], heldout_loss=[3.0, 2.0, 1.5], train_loss=[3.1, 2.1, 1.6],
-        kl_by_rule={"subject": [1.0, 0.5, 0.2], "verb": [2.0, 1.5, 0.3]},
+        kl_by_rule={rule: [2.0 / (k + 1), 1.0 / (k + 1), 0.1] for k, rule in enumerate(RULES)},
     )  # fmt: skip
 
 
@@ -128,6 +129,7 @@ def _builders():
             compare_stacks(depth=6, d_model=16, n_heads=2)
         ),
         "gpt1_block_figure": lambda: figures.gpt1_block_figure(),
+        "course_model_tour": lambda: figures.course_model_tour(),
         "transformer_vs_gpt1_figure": lambda: figures.transformer_vs_gpt1_figure(),
         "dot_product_geometry_figure": lambda: figures.dot_product_geometry_figure(
             torch.tensor([2.0, 0.5]), torch.tensor([1.0, 1.5])

@@ -12,7 +12,7 @@ from nbhelpers.experiments.heldout import HeldOut, evaluate, evaluate_by_rule, m
 from nbhelpers.experiments.pretraining import corpus_model_config, learning_rate, train
 from nbhelpers.experiments.sampling import sample_sentences
 from nbhelpers.figures.canvas import figure_to_png
-from nbhelpers.figures.training import rule_kl_figure, training_figure
+from nbhelpers.figures.training import RULE_GROUPS, rule_kl_figure, training_figure
 from nbhelpers.statistics import kl_divergence
 
 
@@ -131,12 +131,18 @@ def test_short_training_run_learns_and_is_reproducible(grammar, heldout):
     initial = small_model(grammar).state_dict()
     assert all(torch.equal(history.checkpoints[0][k], v) for k, v in initial.items())
     assert not torch.equal(history.checkpoints[30]["W_e.weight"], final["W_e.weight"])
+    # one panel per group of rules, every rule drawn once, with the mean and the target
+    assert sorted(r for _, rules in RULE_GROUPS for r in rules) == sorted(RULES)
     figure = rule_kl_figure(history)
-    assert len(figure.axes[0].get_lines()) == len(RULES) + 2  # the mean and the target too
+    assert len(figure.axes) == len(RULE_GROUPS)
+    for ax, (_, rules) in zip(figure.axes, RULE_GROUPS, strict=True):
+        assert len(ax.get_lines()) == len(rules) + 2
     assert figure.dpi >= 100 and figure_to_png(figure).startswith(b"\x89PNG")
-    assert len(rule_kl_figure(history, ["verb"], kl_target=None).axes[0].get_lines()) == 2
-    with pytest.raises(ValueError, match="not in the history"):
-        rule_kl_figure(history, ["noun"])
+    untargeted = rule_kl_figure(history, kl_target=None)
+    assert [len(ax.get_lines()) for ax in untargeted.axes] == [len(r) + 1 for _, r in RULE_GROUPS]
+    history.kl_by_rule.clear()
+    with pytest.raises(ValueError, match="no KL per rule"):
+        rule_kl_figure(history)
 
 
 def test_sampled_sentences_are_seeded_and_judged_by_the_grammar(grammar):
