@@ -177,7 +177,7 @@ def generate(
     batch = ids.unsqueeze(0) if ids.dim() == 1 else ids  # (B, n)
     out, chosen = batch, []
     finished = torch.zeros(batch.shape[0], dtype=torch.bool, device=batch.device)
-    with evaluating(model, torch.inference_mode), checked():
+    with evaluating(model), checked():  # no_grad: what it returns can go on to autograd
         if cache:
             from .kv_cache import KVCache
 

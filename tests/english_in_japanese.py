@@ -53,6 +53,7 @@ IGNORED = (
     re.compile(r"\{[\w:.]+\}"),  # a {placeholder} the browser fills in (BrowserHeatmap)
     re.compile(r"d[^\s/]*/d\w+"),  # a derivative: dℓ/ds
     re.compile(r"(?<!\w)[0-9a-f]{2}(?=\s*/|\s*$)"),  # bytes in hexadecimal: e7 / 8a / ac
+    re.compile(r"(?<!\w)[0-9a-f]{2}(?: [0-9a-f]{2})+(?!\w)"),  # and a run of them: e6 ad a9
 )
 # A word, not an identifier: not inside a name or a dotted path (model.W_e), not called, not
 # a keyword argument (`Linear(in_features=8, bias=True)` is code in any language). Two

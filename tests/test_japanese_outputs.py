@@ -31,6 +31,7 @@ def test_the_scanner_finds_english_and_passes_japanese_and_code(tmp_path):
         nbformat.v4.new_output("stream", name="stdout", text="Linear(in_features=8, bias=True)\n"),
         nbformat.v4.new_output("stream", name="stdout", text="torch: view size is not valid\n"),
         nbformat.v4.new_output("stream", name="stdout", text="-1e+06 in float16 -> -inf\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="歩    e6 ad a9\n"),  # UTF-8 bytes
     ]
     code = nbformat.v4.new_code_cell(
         'def f(ids):\n    """ids (..., n) から、行ごとの和。"""\n'

@@ -463,6 +463,21 @@ class JapaneseGrammar:
                 count[s] = sum(count[int(t)] for t in self.next_state[s][self.next_state[s] >= 0])
         return count[0]
 
+    def most_likely_sentence(self) -> tuple[list[str], float]:
+        """The sentence with the largest probability, found exactly: dynamic programming from
+        the end, each state keeping its likeliest way to <EOS>. Returns its tokens (ending in
+        <EOS>) and its probability."""
+        best = {self._done: (1.0, [])}
+        for s in self._order:
+            if s != self._done:
+                allowed = np.flatnonzero(self.next_state[s] >= 0)
+                best[s] = max(
+                    (self.probs[s, t] * best[int(self.next_state[s, t])][0],
+                     [int(t), *best[int(self.next_state[s, t])][1]]) for t in allowed
+                )  # fmt: skip
+        p, ids = best[0]
+        return [self.tokenizer.tokens[i] for i in ids], float(p)
+
     def sentence_entropy(self) -> float:
         """H(sentence) = -Σ P(s) log P(s) over all sentences, in nats."""
         return self._expectations[0]

@@ -16,7 +16,7 @@ from .fine_tuning import check_fine_tuning_loop, check_fine_tuning_loss, check_t
 from .fine_tuning_capstone import fine_tune_yours
 from .masked_attention import check_causality_test, check_left_padded_mask
 from .multi_head import check_causal_multi_head, check_grouped_query_attention
-from .next_token import check_greedy_generate, check_sample_next_token, check_top_p_filter
+from .next_token import check_beam_search, check_sample_next_token, check_top_p_filter
 from .self_attention import check_attention, check_attention_entropy, check_verb_output
 from .similarity_scores import check_projections, check_similarity_scores
 from .softmax import check_log_softmax, check_softmax_backward
@@ -46,7 +46,7 @@ __all__ = [
     "check_embed",
     "check_gpt1_block",
     "check_gpt1_forward",
-    "check_greedy_generate",
+    "check_beam_search",
     "check_grouped_query_attention",
     "check_left_padded_mask",
     "check_log_likelihood",

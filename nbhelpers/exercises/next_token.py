@@ -1,4 +1,4 @@
-"""Checkers for notebook 09, next-token distributions: sampling, greedy decoding, top-p."""
+"""Checkers for notebook 09, next-token distributions: sampling, beam search, top-p."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import torch
 import torch.nn.functional as F
 
 from ..gpt1 import GPT1, GPT1Config
-from ..inference import generate
-from ..support.language import tr
+from ..inference import log_likelihood
+from ..support.language import N_, tr
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 from .gpt_cases import (
     VOCAB,
@@ -67,6 +67,11 @@ def check_sample_next_token(fn, draws: int = 1000) -> CheckResult:
                         "compare how often each token came with softmax(logits / T) over the top k"
                     ),
                 )
+            if number == 1 and not reproducible(answer, logits):
+                raise Rejected(
+                    tr("the same generator seed gave different tokens"),
+                    tr("draw with the generator passed in, so that its seed decides the token"),
+                )
             passed = torch.zeros(())
             return passed, passed, []
 
@@ -81,6 +86,15 @@ def check_sample_next_token(fn, draws: int = 1000) -> CheckResult:
     if result:
         result.lines[0] += tr(", {draws} draws each, chi-square at significance 1e-4", draws=draws)
     return result
+
+
+def reproducible(answer, logits) -> bool:
+    """Whether 20 draws with a generator seeded 7 come out the same twice."""
+    runs = []
+    for _ in range(2):
+        generator = torch.Generator().manual_seed(7)
+        runs.append([int(answer(logits.clone(), 1.0, None, generator)) for _ in range(20)])
+    return runs[0] == runs[1]
 
 
 # Pearson's chi-square critical values at significance 1e-4, by degrees of freedom.
@@ -148,88 +162,140 @@ def sampling_hint(counts, draws, logits, temperature, top_k) -> str | None:
     return None
 
 
-def without_context(model, prompt, steps: int, eos) -> torch.Tensor:
-    """Greedy decoding that feeds the model the last token alone: the usual slip."""
-    ids = prompt.clone()
+def beam_search(model, ids, beam_width: int, max_new_tokens: int, eos_id, mistake=None):
+    """The reference beam search, or one of BEAM_MISTAKES when `mistake` names it.
+
+    A candidate's score is the total log-probability of its new tokens. Each step extends
+    every unfinished candidate by every token and keeps the beam_width best extensions of
+    them all; one that ends in eos_id is finished and leaves the beam. Returns the best
+    finished candidate (the best unfinished one if none finished), prompt included."""
+    beam, finished = [(0.0, ids)], []
     with torch.no_grad():
-        for _ in range(steps):
-            token = model(ids[-1:])[-1].argmax().view(1)
-            ids = torch.cat([ids, token])
-            if eos is not None and int(token) == eos:
+        for _ in range(max_new_tokens):
+            if not beam:
                 break
-    return ids
+            batch = torch.stack([candidate for _, candidate in beam])  # (B, n + t)
+            seen = batch[:, -1:] if mistake == "last token only" else batch
+            log_p = F.log_softmax(model(seen)[:, -1].double(), dim=-1)  # (B, V)
+            before = torch.tensor([score for score, _ in beam], dtype=torch.float64)
+            scores = {
+                "last token's log P only": log_p,
+                "probabilities added": before.unsqueeze(1) + log_p.exp(),
+            }.get(mistake, before.unsqueeze(1) + log_p)
+            top = scores.flatten().topk(min(beam_width, scores.numel()))
+            V = scores.shape[1]
+            picked = [(v, i // V, i % V) for v, i in zip(top.values.tolist(), top.indices.tolist())]
+            beam = []
+            for score, row, token in picked:
+                candidate = torch.cat([batch[row], batch.new_tensor([token])])
+                ends = eos_id is not None and token == eos_id and mistake != "extends past eos"
+                (finished if ends else beam).append((score, candidate))
+            if finished and mistake == "stops at the first finished":
+                break
+    pool = finished or beam
+    if mistake == "length-normalised":
+        pool = [(score / (len(c) - len(ids)), c) for score, c in pool]
+    best = max(pool, key=lambda scored: scored[0])[1]
+    return best[len(ids):] if mistake == "new tokens only" else best
+
+
+BEAM_MISTAKES = {
+    "last token only": N_("the model saw only the last token: give it the whole candidate so far"),
+    "last token's log P only": N_(
+        "candidates were ranked by their last token alone: a candidate's score is the sum of "
+        "the log-probabilities of all its new tokens"
+    ),
+    "probabilities added": N_(
+        "probabilities were added: add log-probabilities (multiply probabilities)"
+    ),
+    "extends past eos": N_(
+        "a candidate that ends in eos_id went on growing: it is finished and leaves the beam"
+    ),
+    "stops at the first finished": N_(
+        "the search stopped at the first finished candidate: go on until the beam is empty, "
+        "then return the best finished one"
+    ),
+    "length-normalised": N_(
+        "the scores were divided by the length: compare total log-probabilities"
+    ),
+    "new tokens only": N_("only the new tokens: return the prompt followed by them"),
+}
+
+
+def tiny_model(seed: int) -> GPT1:
+    """A small GPT1 over VOCAB with weights larger than GPT-1's init: varied choices."""
+    torch.manual_seed(seed)
+    config = GPT1Config(vocab_size=len(VOCAB), n_ctx=16, d_model=16, n_layers=1, n_heads=2)
+    model = GPT1(config).eval().double()
+    g = seeded(seed)
+    with torch.no_grad():
+        for weight in model.parameters():
+            if weight.dim() == 2:
+                weight.normal_(std=0.5, generator=g)
+    return model
+
+
+def beam_case(name, model, prompt, width, steps, eos):
+    expected = beam_search(model, prompt, width, steps, eos)
+    mistakes = [(tr(hint), beam_search(model, prompt, width, steps, eos, mistake))
+                for mistake, hint in BEAM_MISTAKES.items()]  # fmt: skip
+    return Case(
+        name,
+        f"ids {tuple(prompt.shape)}, beam_width = {width}, max_new_tokens = {steps}, "
+        f"eos_id = {eos}",
+        lambda f: torch.as_tensor(f(model, prompt.clone(), width, steps, eos)),
+        expected,
+        atol=0.0,
+        mistakes=mistakes,
+    )
 
 
 @leaves_state_alone
-def check_greedy_generate(fn) -> CheckResult:
-    """fn(model, ids, max_new_tokens, eos_id) for ids (n,) must return the prompt followed by
-    the generated tokens, as nbhelpers' greedy generate (top_k=1) does: stop after eos_id."""
+def check_beam_search(fn) -> CheckResult:
+    """fn(model, ids, beam_width, max_new_tokens, eos_id) for ids (n,) must return the
+    candidate that beam_search above returns, prompt included. Then, on the course model
+    from <SOS>, which sentence each width finds, against the grammar's most likely one."""
+    from ..corpus import JapaneseGrammar
+    from ..experiments.course_model import load_course_model
+
     check_function("fn", fn)
-    torch.manual_seed(0)
-    config = GPT1Config(vocab_size=len(VOCAB), n_ctx=16, d_model=16, n_layers=1, n_heads=2)
-    model = GPT1(config).eval()
-    g = seeded(15)
-    with torch.no_grad():
-        for weight in model.parameters():
-            if weight.dim() == 2:  # larger weights than GPT-1's init: varied greedy tokens
-                weight.normal_(std=0.5, generator=g)
-    cases = []
-    for name, prompt, steps, eos in (
-        (tr("from <SOS>, 5 new tokens"), torch.tensor([1]), 5, None),
-        (tr("犬 が, 8 new tokens"), torch.tensor([1, 3, 5]), 8, None),
-        (tr("stop at eos_id"), torch.tensor([1, 3]), 12, None),
-    ):
-        expected = generate(model, prompt, steps, top_k=1, eos_id=eos)
-        cases.append((name, prompt, steps, eos, expected))
-    # The third case stops at a token the model first produces a few steps in: used as eos_id,
-    # so that stopping is exercised on a real run.
-    name, prompt, steps, _, _ = cases[2]
-    free = generate(model, prompt, steps, top_k=1)[len(prompt) :].tolist()
-    eos = next((t for i, t in enumerate(free) if i >= 2 and t not in free[:i]), free[-1])
-    cases[2] = (name, prompt, steps, eos, generate(model, prompt, steps, top_k=1, eos_id=eos))
-    checked = []
-    for name, prompt, steps, eos, expected in cases:
-        full = generate(model, prompt, steps, top_k=1)
-        new = expected[len(prompt) :]
-        last_only = (
+    grammar = JapaneseGrammar()
+    tokenizer = grammar.tokenizer
+    course = load_course_model(torch.device("cpu"), dtype=torch.float64)
+    tiny, start = tiny_model(16), tokenizer.encode("")
+    cases = [
+        beam_case(tr("width 1 is greedy"), tiny, torch.tensor([1]), 1, 6, 2),
+        beam_case(tr("width 3, eos_id = 0"), tiny, torch.tensor([1, 3]), 3, 8, 0),
+        beam_case(tr("the course model, width 2"), course, start, 2, grammar.max_length - 1,
+                  tokenizer.eos_id),  # fmt: skip
+        beam_case(tr("the course model from 犬 が, width 4"), course,
+                  tokenizer.encode("犬 が"), 4, 12, tokenizer.eos_id),  # fmt: skip
+    ]
+    result = run_cases("beam_search", fn, cases, tr("return the best candidate, prompt included."))
+    if result:
+        best, p_best = grammar.most_likely_sentence()
+        for width in (1, 2, 5, 10):
+            found = fn(course, start.clone(), width, grammar.max_length - 1, tokenizer.eos_id)
+            mark = "★" if tokenizer.decode(found)[1:] == best else " "
+            result.lines.append(
+                tr(
+                    "  {mark} beam_width {width:2d}: {sentence} (P_model {p_model:.4f}, "
+                    "P_true {p_true:.4f})",
+                    mark=mark,
+                    width=width,
+                    sentence=tokenizer.to_text(found, sep=" "),
+                    p_model=float(log_likelihood(course, torch.as_tensor(found)).exp().detach()),
+                    p_true=grammar.sentence_probability(torch.as_tensor(found)),
+                )
+            )
+        result.lines.append(
             tr(
-                "the model saw only the last token: give it the whole sequence so far, "
-                "model(ids), and take the last position's logits"
-            ),
-            without_context(model, prompt, steps, eos),
-        )
-        mistakes = [last_only] + (
-            [
-                (tr("only the new tokens: return the prompt followed by them"), new),
-                (tr("generation did not stop after eos_id was produced"), full),
-                (tr("eos_id itself must be kept: stop after appending it"), expected[:-1]),
-                (
-                    tr("one token too many or too few: generate max_new_tokens tokens"),
-                    generate(model, prompt, steps + 1, top_k=1, eos_id=eos),
-                ),
-            ]
-            if eos is not None
-            else [
-                (tr("only the new tokens: return the prompt followed by them"), new),
-                (tr("one token too few: generate max_new_tokens tokens"), expected[:-1]),
-            ]
-        )
-        checked.append(
-            Case(
-                name + (f" (eos_id = {eos})" if eos is not None else ""),
-                f"ids {tuple(prompt.shape)}, max_new_tokens = {steps}",
-                lambda f, prompt=prompt, steps=steps, eos=eos: f(model, prompt, steps, eos),
-                expected,
-                atol=0.0,
-                mistakes=mistakes,
+                "  ★ the grammar's most likely sentence, {sentence} (P_true {p:.4f})",
+                sentence=" ".join(best[:-1]),
+                p=p_best,
             )
         )
-    return run_cases(
-        "greedy_generate",
-        fn,
-        checked,
-        tr("return the prompt and the greedy tokens."),
-    )
+    return result
 
 
 @leaves_state_alone
@@ -255,9 +321,18 @@ def check_top_p_filter(fn) -> CheckResult:
         kept = probs * keep
         return kept / kept.sum() if renormalise else kept
 
+    def keep_every_tie(probs, p):  # every token as likely as the one that crosses p
+        values = probs.sort(descending=True).values
+        crossing = values[int((values.cumsum(0) < p).sum().clamp(max=len(values) - 1))]
+        kept = probs * (probs >= crossing)
+        return kept / kept.sum()
+
+    # three tokens tie at 0.3 and p = 0.5 needs two of them: the lower ids, 1 and 2
+    tied = torch.tensor([0.1, 0.3, 0.3, 0.3])
     cases = []
     for name, probs, p in (
         ("p = 0.5", smooth, 0.5),
+        (tr("a tie at the crossing"), tied, 0.5),
         (tr("0.5 + 0.25 is exactly p = 0.75"), exact, 0.75),
         ("p = 0.9", smooth, 0.9),
         (tr("p = 1: every token"), smooth, 1.0),
@@ -300,6 +375,20 @@ def check_top_p_filter(fn) -> CheckResult:
                             "tokens until their running sum reaches p"
                         ),
                         (lambda kept: kept / kept.sum())(probs * (probs >= p)),
+                    ),
+                    (
+                        tr(
+                            "every token tied with the one that crosses p was kept: keep only "
+                            "as many as the sum needs, the lower ids first"
+                        ),
+                        keep_every_tie(probs, p),
+                    ),
+                    (
+                        tr(
+                            "of tokens that tie, the higher ids were kept: the lower id counts "
+                            "as the more likely (sort with stable=True)"
+                        ),
+                        nucleus(probs.flip(0), p).flip(0),
                     ),
                     (
                         tr(

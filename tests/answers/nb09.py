@@ -3,18 +3,21 @@ its report must show, and correct answers in other styles than the worked soluti
 
 from __future__ import annotations
 
+import heapq
+import math
+
 import torch
 import torch.nn.functional as F
 
-from nbhelpers.exercises import check_greedy_generate, check_sample_next_token, check_top_p_filter
+from nbhelpers.exercises import check_beam_search, check_sample_next_token, check_top_p_filter
 
 from . import Exercise
 
 NEG_INF = float("-inf")
 
 
-def sampler(temperature_mode="divide", use_top_k=True, greedy=False, strict=False):
-    def answer(logits, temperature, top_k, generator):
+def sampler(temperature_mode="divide", use_top_k=True, greedy=False, strict=False, generator=True):
+    def answer(logits, temperature, top_k, generator_):
         if greedy:
             return int(logits.argmax())
         scaled = {
@@ -25,31 +28,71 @@ def sampler(temperature_mode="divide", use_top_k=True, greedy=False, strict=Fals
         if use_top_k and top_k is not None:
             kth = scaled.topk(top_k).values[-1]
             scaled = scaled.masked_fill(scaled <= kth if strict else scaled < kth, NEG_INF)
-        return int(torch.multinomial(F.softmax(scaled, -1), 1, generator=generator))
+        drawn_with = {"generator": generator_} if generator else {}
+        return int(torch.multinomial(F.softmax(scaled, -1), 1, **drawn_with))
 
     return answer
 
 
-def greedy(
-    model, ids, steps, eos, keep_prompt=True, stop=True, keep_eos=True, extra=0, context=True
+def beam(
+    model, ids, width, steps, eos, *, context=True, total=True, add_probs=False,
+    stop_at_eos=True, first_finished=False, normalise=False, keep_prompt=True, eos_truthy=False,
 ):
-    prompt_length = len(ids)
+    """A learner's beam search, one candidate at a time in Python lists."""
+    beam_, finished = [(ids.tolist(), 0.0)], []
     with torch.no_grad():
-        for _ in range(steps + extra):
-            nxt = model(ids if context else ids[-1:])[-1].argmax().view(1)
-            if stop and eos is not None and int(nxt) == eos and not keep_eos:
+        for _ in range(steps):
+            extensions = []
+            for tokens, score in beam_:
+                seen = torch.tensor(tokens if context else tokens[-1:])
+                log_p = F.log_softmax(model(seen)[-1].double(), -1)
+                for token, lp in enumerate(log_p.tolist()):
+                    gain = math.exp(lp) if add_probs else lp
+                    extensions.append((tokens + [token], (score if total else 0.0) + gain))
+            extensions.sort(key=lambda e: -e[1])
+            beam_ = []
+            for tokens, score in extensions[:width]:
+                ends = (eos if eos_truthy else eos is not None) and tokens[-1] == eos
+                (finished if ends and stop_at_eos else beam_).append((tokens, score))
+            if not beam_ or (first_finished and finished):
                 break
-            ids = torch.cat([ids, nxt])
-            if stop and eos is not None and int(nxt) == eos:
-                break
-    return ids if keep_prompt else ids[prompt_length:]
+    pool = finished or beam_
+    if normalise:
+        pool = [(t, s / (len(t) - len(ids))) for t, s in pool]
+    best = max(pool, key=lambda c: c[1])[0]
+    return torch.tensor(best if keep_prompt else best[len(ids) :])
 
 
-def nucleus(probs, p, crossing=True, renormalise=True, descending=True):
-    values, order = probs.sort(descending=descending)
+def beam_with_heap(model, ids, width, steps, eos):
+    """Another style: heapq.nlargest over batched log-probabilities."""
+    live, done = [(0.0, ids)], []
+    with torch.no_grad():
+        for _ in range(steps):
+            if not live:
+                break
+            batch = torch.stack([c for _, c in live])
+            log_p = F.log_softmax(model(batch)[:, -1].double(), -1)
+            options = [
+                (s + float(log_p[b, t]), torch.cat([c, torch.tensor([t])]))
+                for b, (s, c) in enumerate(live)
+                for t in range(log_p.shape[1])
+            ]
+            kept = heapq.nlargest(width, options, key=lambda o: o[0])
+            live = [o for o in kept if eos is None or int(o[1][-1]) != eos]
+            done += [o for o in kept if eos is not None and int(o[1][-1]) == eos]
+    return max(done or live, key=lambda o: o[0])[1]
+
+
+def nucleus(probs, p, crossing=True, renormalise=True, descending=True, ties="lower ids"):
+    flipped = probs.flip(0) if ties == "higher ids" else probs
+    values, order = flipped.sort(descending=descending, stable=True)
     keep_sorted = (values.cumsum(0) - values < p) if crossing else (values.cumsum(0) <= p)
     keep = torch.zeros_like(probs, dtype=torch.bool)
     keep[order] = keep_sorted
+    if ties == "higher ids":
+        keep = keep.flip(0)
+    if ties == "all":
+        keep = probs >= probs[keep].min()
     kept = probs * keep
     return kept / kept.sum() if renormalise else kept
 
@@ -89,23 +132,24 @@ EXERCISES = [
             (sampler(temperature_mode="ignore"), "the temperature is ignored"),
             (sampler(greedy=True), "greedy decoding"),
             (sampler(strict=True), "one token short of k"),
+            (sampler(generator=False), "draw with the generator passed in"),
         ],
         other_styles=[],
     ),
     Exercise(
-        check_greedy_generate,
-        "my_greedy_generate",
+        check_beam_search,
+        "my_beam_search",
         mistakes=[
-            (lambda m, ids, s, e: greedy(m, ids, s, e, keep_prompt=False), "only the new tokens"),
-            (lambda m, ids, s, e: greedy(m, ids, s, e, stop=False), "did not stop after eos_id"),
-            (
-                lambda m, ids, s, e: greedy(m, ids, s, e, keep_eos=False),
-                "eos_id itself must be kept",
-            ),
-            (lambda m, ids, s, e: greedy(m, ids, s - 1, e), "one token too few"),
-            (lambda m, ids, s, e: greedy(m, ids, s, e, context=False), "saw only the last token"),
+            (lambda *a: beam(*a, context=False), "saw only the last token"),
+            (lambda *a: beam(*a, total=False), "ranked by their last token alone"),
+            (lambda *a: beam(*a, add_probs=True), "probabilities were added"),
+            (lambda *a: beam(*a, stop_at_eos=False), "went on growing"),
+            (lambda *a: beam(*a, first_finished=True), "stopped at the first finished"),
+            (lambda *a: beam(*a, normalise=True), "divided by the length"),
+            (lambda *a: beam(*a, keep_prompt=False), "only the new tokens"),
+            (lambda *a: beam(*a, eos_truthy=True), "went on growing"),
         ],
-        other_styles=[],
+        other_styles=[beam, beam_with_heap],
     ),
     Exercise(
         check_top_p_filter,
@@ -127,6 +171,8 @@ EXERCISES = [
                 ),
                 "in the vocabulary's order",
             ),
+            (lambda probs, p: nucleus(probs, p, ties="all"), "every token tied"),
+            (lambda probs, p: nucleus(probs, p, ties="higher ids"), "the higher ids were kept"),
         ],
         other_styles=[top_p_in_python],
     ),
