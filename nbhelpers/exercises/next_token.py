@@ -183,10 +183,9 @@ def beam_search(model, ids, beam_width: int, max_new_tokens: int, eos_id, mistak
                 "probabilities added": before.unsqueeze(1) + log_p.exp(),
             }.get(mistake, before.unsqueeze(1) + log_p)
             top = scores.flatten().topk(min(beam_width, scores.numel()))
-            V = scores.shape[1]
-            picked = [(v, i // V, i % V) for v, i in zip(top.values.tolist(), top.indices.tolist())]
             beam = []
-            for score, row, token in picked:
+            for score, index in zip(top.values.tolist(), top.indices.tolist(), strict=True):
+                row, token = divmod(index, scores.shape[1])  # which candidate, which token
                 candidate = torch.cat([batch[row], batch.new_tensor([token])])
                 ends = eos_id is not None and token == eos_id and mistake != "extends past eos"
                 (finished if ends else beam).append((score, candidate))
@@ -196,7 +195,7 @@ def beam_search(model, ids, beam_width: int, max_new_tokens: int, eos_id, mistak
     if mistake == "length-normalised":
         pool = [(score / (len(c) - len(ids)), c) for score, c in pool]
     best = max(pool, key=lambda scored: scored[0])[1]
-    return best[len(ids):] if mistake == "new tokens only" else best
+    return best[len(ids) :] if mistake == "new tokens only" else best
 
 
 BEAM_MISTAKES = {
@@ -266,10 +265,22 @@ def check_beam_search(fn) -> CheckResult:
     cases = [
         beam_case(tr("width 1 is greedy"), tiny, torch.tensor([1]), 1, 6, 2),
         beam_case(tr("width 3, eos_id = 0"), tiny, torch.tensor([1, 3]), 3, 8, 0),
-        beam_case(tr("the course model, width 2"), course, start, 2, grammar.max_length - 1,
-                  tokenizer.eos_id),  # fmt: skip
-        beam_case(tr("the course model from 犬 が, width 4"), course,
-                  tokenizer.encode("犬 が"), 4, 12, tokenizer.eos_id),  # fmt: skip
+        beam_case(
+            tr("the course model, width 2"),
+            course,
+            start,
+            2,
+            grammar.max_length - 1,
+            tokenizer.eos_id,
+        ),  # fmt: skip
+        beam_case(
+            tr("the course model from 犬 が, width 4"),
+            course,
+            tokenizer.encode("犬 が"),
+            4,
+            12,
+            tokenizer.eos_id,
+        ),  # fmt: skip
     ]
     result = run_cases("beam_search", fn, cases, tr("return the best candidate, prompt included."))
     if result:

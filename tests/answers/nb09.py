@@ -35,8 +35,20 @@ def sampler(temperature_mode="divide", use_top_k=True, greedy=False, strict=Fals
 
 
 def beam(
-    model, ids, width, steps, eos, *, context=True, total=True, add_probs=False,
-    stop_at_eos=True, first_finished=False, normalise=False, keep_prompt=True, eos_truthy=False,
+    model,
+    ids,
+    width,
+    steps,
+    eos,
+    *,
+    context=True,
+    total=True,
+    add_probs=False,
+    stop_at_eos=True,
+    first_finished=False,
+    normalise=False,
+    keep_prompt=True,
+    eos_truthy=False,
 ):
     """A learner's beam search, one candidate at a time in Python lists."""
     beam_, finished = [(ids.tolist(), 0.0)], []
