@@ -102,7 +102,7 @@ def check_merge_partials(fn) -> CheckResult:
         cases.append(
             Case(
                 name,
-                shapes(m1=a1, acc1=c1) + f", {m1} + {m2} keys",
+                shapes(m1=a1, acc1=c1) + tr(", {first} + {second} keys", first=m1, second=m2),
                 lambda f, first=first, second=second: f(*first, *second),
                 (m, total, acc),
                 atol=1e-5,

@@ -186,6 +186,16 @@ def check_fine_tuning_loss(fn) -> CheckResult:
     N targets that are not pad_id (position t predicts token t + 1), ids of any number of
     leading dimensions. The reference is written with F.nll_loss and F.cross_entropy."""
     check_function("fn", fn)
+    untrainable = tr(
+        "return the loss as a tensor that carries the gradient: not a Python float, not "
+        "detached (.item(), float(), .detach()), since the loop calls backward() on it"
+    )
+
+    def trainable(loss):
+        if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
+            raise TypeError(tr("the loss carries no gradient"))
+        return loss
+
     g = seeded(61)
     cases = []
     for name, lead, n_answers, lam in (
@@ -194,16 +204,17 @@ def check_fine_tuning_loss(fn) -> CheckResult:
         (tr("λ = 0: the loss is -L2 / B"), (3,), 2, 0.0),
     ):
         V, n = 9, 6
-        log_p = randn(g, lead[0], n_answers, scale=2.0).log_softmax(-1)
+        # leaves that require grad, as the head's and the model's outputs do in training
+        log_p = randn(g, lead[0], n_answers, scale=2.0).log_softmax(-1).requires_grad_()
         labels = torch.randint(0, n_answers, (lead[0],), generator=g)
-        lm_logits = randn(g, *lead, n, V, scale=2.0)
+        lm_logits = randn(g, *lead, n, V, scale=2.0).requires_grad_()
         ids = torch.randint(1, V, (*lead, n), generator=g)
         ids.view(-1, n)[0, -2:] = PAD_ID  # a padded sequence
         args = (log_p, labels, lm_logits, ids, lam, PAD_ID)
-        expected = reference_loss(*args).double()
+        expected = reference_loss(*args).detach().double()
 
         def variant(args=args, **mistake):
-            return lambda: reference_loss(*args, **mistake).double()
+            return lambda: reference_loss(*args, **mistake).detach().double()
 
         mistakes = [
             (tr("the sign: the loss is the negative of the log-likelihoods"), variant(sign=-1.0)),
@@ -226,7 +237,8 @@ def check_fine_tuning_loss(fn) -> CheckResult:
         ]  # fmt: skip
         cases.append(
             Case(name, f"log_p {tuple(log_p.shape)}, ids {tuple(ids.shape)}, λ = {lam:g}",
-                 lambda f, a=args: as_loss(f(*a)), expected, atol=1e-5, mistakes=mistakes)
+                 lambda f, a=args: as_loss(trainable(f(*a))), expected, atol=1e-5,
+                 mistakes=mistakes, if_raised=untrainable)
         )  # fmt: skip
     task = tr("return the fine-tuning loss of L3, a number to minimise.")
     return run_cases("fine_tuning_loss", fn, cases, task)

@@ -54,6 +54,7 @@ class FineTuningCapstoneResult(Report):
     seconds: float = 0.0
 
 
+@leaves_state_alone  # it seeds torch's generator for the run: the learner's is restored
 def fine_tune_yours(
     head=None, loss=None, loop=None, *, task: str = "grammaticality", seed: int = 0
 ) -> FineTuningCapstoneResult:

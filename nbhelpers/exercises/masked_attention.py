@@ -4,6 +4,7 @@ test for causality."""
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..support.language import tr
@@ -146,6 +147,17 @@ class Leak(nn.Module):
         return out
 
 
+class NormLeak(Leak):
+    """A leak through a LayerNorm: output row `to` also gets `size` times the normalised input
+    row `source`. A constant added to every feature of that row leaves it unchanged."""
+
+    def forward(self, x):
+        out = self.layer(x).clone()
+        source = F.layer_norm(x[..., self.source, :], x.shape[-1:])
+        out[..., self.to, :] += self.size * source
+        return out
+
+
 class WithPast(nn.Module):
     """A causal layer that also adds each position's previous input: causal, not a leak."""
 
@@ -187,10 +199,21 @@ def check_causality_test(fn) -> CheckResult:
         (tr("causal, and reads the previous position"), WithPast(causal), True),
         (tr("a leak from the last position into position 0"), Leak(causal, n - 1, 0, 0.5), False),
         (tr("a weak leak (1e-4) from position 3 into 2"), Leak(causal, 3, 2, 1e-4), False),
+        (
+            tr("a leak through a LayerNorm from the last position into 0"),
+            NormLeak(causal, n - 1, 0, 0.5),
+            False,
+        ),  # fmt: skip
     ]
+    through_norm = tr(
+        "your test calls a leak through a LayerNorm causal: a change that adds the same number "
+        "to every feature vanishes in a LayerNorm; perturb with a random vector"
+    )
     cases = []
     for name, layer, truth in layers:
         hint = missed_leak if not truth else flagged_causal
+        if name == layers[-1][0]:
+            hint = through_norm
         if name == layers[1][0]:
             hint = tr(
                 "your test calls attention without a mask causal: change a later input and "

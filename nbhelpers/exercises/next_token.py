@@ -188,6 +188,8 @@ def beam_search(model, ids, beam_width: int, max_new_tokens: int, eos_id, mistak
                 row, token = divmod(index, scores.shape[1])  # which candidate, which token
                 candidate = torch.cat([batch[row], batch.new_tensor([token])])
                 ends = eos_id is not None and token == eos_id and mistake != "extends past eos"
+                if mistake == "eos anywhere":  # the prompt's own eos_id counted as an end
+                    ends = eos_id is not None and eos_id in candidate.tolist()
                 (finished if ends else beam).append((score, candidate))
             if finished and mistake == "stops at the first finished":
                 break
@@ -218,6 +220,10 @@ BEAM_MISTAKES = {
         "the scores were divided by the length: compare total log-probabilities"
     ),
     "new tokens only": N_("only the new tokens: return the prompt followed by them"),
+    "eos anywhere": N_(
+        "a candidate was called finished for an eos_id in its prompt: only a new token that is "
+        "eos_id finishes it"
+    ),
 }
 
 
@@ -265,6 +271,7 @@ def check_beam_search(fn) -> CheckResult:
     cases = [
         beam_case(tr("width 1 is greedy"), tiny, torch.tensor([1]), 1, 6, 2),
         beam_case(tr("width 3, eos_id = 0"), tiny, torch.tensor([1, 3]), 3, 8, 0),
+        beam_case(tr("eos_id already in the prompt"), tiny, torch.tensor([1, 2, 3]), 2, 6, 2),
         beam_case(
             tr("the course model, width 2"),
             course,

@@ -45,7 +45,7 @@ def variant_label(name: str) -> str:
         "residual only": tr("residual only"),
         "LayerNorm only": tr("LayerNorm only"),
         "residual + LayerNorm (GPT-1)": tr("residual + LayerNorm (GPT-1)"),
-        "pre-LN (GPT-2)": tr("pre-LN (GPT-2)"),
+        "pre-LN + final LayerNorm (GPT-2)": tr("pre-LN + final LayerNorm (GPT-2)"),
     }
     return labels.get(name, name)
 

@@ -147,15 +147,16 @@ class NextTokenExplorer(FigureExplorer):
         else:
             kl = kl_divergence(true_probs, model_probs)
             true_best = int(true_probs.argmax())
+            # said apart from the markup call, so that the extractor finds both texts
+            if math.isinf(kl):
+                kl_text = tr("∞: the model rules out a possible token")
+            else:
+                kl_text = tr("{kl:.4f} nats", kl=kl)
             text += markup(
                 "; true: <b>{token}</b> ({probability:.2f}); KL(true ‖ model) = {kl}",
                 token=self.tokenizer.tokens[true_best],
                 probability=float(true_probs[true_best]),
-                kl=(
-                    tr("∞: the model rules out a possible token")
-                    if math.isinf(kl)
-                    else tr("{kl:.4f} nats", kl=kl)
-                ),
+                kl=kl_text,
             )
         self.show(text, f"<br>{self.status}" if self.status else "")
         self.status = ""  # shown once, right after "generate"

@@ -37,14 +37,14 @@ def left_padded(
     return torch.zeros(allowed.shape).masked_fill(~allowed, fill)
 
 
-def causality_test(positions="all", atol=1e-6, compare="before"):
+def causality_test(positions="all", atol=1e-6, compare="before", shift="random"):
     def is_causal(layer, n, d_model):
         x = torch.randn(n, d_model)
         with torch.no_grad():
             before = layer(x)
             for k in range(1, n) if positions == "all" else [1]:
                 changed = x.clone()
-                changed[k] += 1.0
+                changed[k] += 1.0 if shift == "constant" else torch.randn(d_model)
                 after = layer(changed)
                 rows = slice(0, k) if compare == "before" else slice(0, n)
                 if not torch.allclose(after[rows], before[rows], rtol=0, atol=atol):
@@ -88,6 +88,7 @@ EXERCISES = [
             (causality_test(positions="one"), "calls a leaking layer causal"),
             (causality_test(atol=1e-2), "calls a leaking layer causal"),
             (causality_test(compare="all"), "calls a causal layer non-causal"),
+            (causality_test(shift="constant"), "perturb with a random vector"),
         ],
         other_styles=[],
     ),

@@ -49,6 +49,7 @@ def beam(
     normalise=False,
     keep_prompt=True,
     eos_truthy=False,
+    eos_anywhere=False,
 ):
     """A learner's beam search, one candidate at a time in Python lists."""
     beam_, finished = [(ids.tolist(), 0.0)], []
@@ -65,6 +66,8 @@ def beam(
             beam_ = []
             for tokens, score in extensions[:width]:
                 ends = (eos if eos_truthy else eos is not None) and tokens[-1] == eos
+                if eos_anywhere:
+                    ends = eos in tokens
                 (finished if ends and stop_at_eos else beam_).append((tokens, score))
             if not beam_ or (first_finished and finished):
                 break
@@ -160,6 +163,7 @@ EXERCISES = [
             (lambda *a: beam(*a, normalise=True), "divided by the length"),
             (lambda *a: beam(*a, keep_prompt=False), "only the new tokens"),
             (lambda *a: beam(*a, eos_truthy=True), "went on growing"),
+            (lambda *a: beam(*a, eos_anywhere=True), "an eos_id in its prompt"),
         ],
         other_styles=[beam, beam_with_heap],
     ),

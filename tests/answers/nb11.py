@@ -124,6 +124,8 @@ EXERCISES = [
             (lambda *a: reference_loss(*a, aux=False), "λ·L1 is missing"),
             (lambda *a: reference_loss(*a, mask="inputs"), "whose input is <PAD> are left out"),
             (per_sequence_loss, "averaged over each sequence"),
+            (lambda *a: float(reference_loss(*a)), "not a Python float"),
+            (lambda *a: reference_loss(*a).detach(), "not a Python float, not detached"),
         ],
         other_styles=[loss_written_with_cross_entropy],
     ),
