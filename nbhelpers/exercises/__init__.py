@@ -7,7 +7,7 @@ names the likely mistake. A checker never raises because an answer is wrong.
     bool(result), result.status          # True only if every case passed; "passed", ...
 """
 
-from .at_scale import check_cached_attention_step, check_cached_causal_mask, check_merge_partials
+from .at_scale import check_cached_causal_mask, check_cached_generate, check_merge_partials
 from .bpe import check_bpe_encode, check_merge_step
 from .capstone import Parts, train_your_gpt1, use_parts
 from .core import FAILED, NOT_ATTEMPTED, PASSED, CheckResult
@@ -38,7 +38,7 @@ __all__ = [
     "check_merge_step",
     "check_task_head",
     "check_attention_entropy",
-    "check_cached_attention_step",
+    "check_cached_generate",
     "check_cached_causal_mask",
     "check_causal_multi_head",
     "check_causality_test",

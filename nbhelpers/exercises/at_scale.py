@@ -1,5 +1,5 @@
 """Checkers for notebook 10, attention at scale: merging partial softmax results, the causal
-mask after a cache, and one cached step."""
+mask after a cache, and generation with a KV cache of your own."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..support.language import tr
+from ..support.language import N_, tr
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 from .references import (
     partial_of,
@@ -185,64 +185,155 @@ def check_cached_causal_mask(fn) -> CheckResult:
     )
 
 
-@leaves_state_alone
-def check_cached_attention_step(fn) -> CheckResult:
-    """fn(q, k, v, cache_k, cache_v) handles the new token's q, k, v (..., 1, d) and returns
-    (output, new_cache_k, new_cache_v): the new key and value appended to the cache, and the
-    output attending over the cache plus the new key."""
-    check_function("fn", fn)
-    g = seeded(17)
-    cases = []
-    for name, batch, t, d in (
-        (tr("3 cached tokens, d = 4"), (), 3, 4),
-        (tr("batched, 2 heads, 5 cached tokens"), (2, 2), 5, 8),
-        (tr("an empty cache (the first token)"), (), 0, 4),
-    ):
-        q, k, v = (randn(g, *batch, 1, d) for _ in range(3))
-        cache_k, cache_v = randn(g, *batch, t, d), randn(g, *batch, t, d)
-        K, V = torch.cat([cache_k, k], -2), torch.cat([cache_v, v], -2)
-        expected = (F.scaled_dot_product_attention(q, K, V), K, V)
-        mistakes = [
-            (
-                tr("the new key is not attended to: append k and v to the cache before attending"),
-                (F.scaled_dot_product_attention(q, cache_k, cache_v), K, V) if t else None,
-            ),
-            (
-                tr("the new key and value go at the end of the cache, after the earlier positions"),
-                (
-                    F.scaled_dot_product_attention(q, K, V),
-                    torch.cat([k, cache_k], -2),
-                    torch.cat([v, cache_v], -2),
+def cached_generate(model, ids, max_new_tokens: int, mistake=None):
+    """The reference for Exercise 2, greedy generation with a hand-kept KV cache: the prompt
+    runs once, then each step only the new token, its keys and values appended to its block's
+    cache. `mistake` (a key of CACHE_MISTAKES) makes one of the usual slips."""
+    caches = [None] * len(model.blocks)  # one (K, V) per block, each (n_h, t, d_head)
+    if mistake == "one cache for all blocks":
+        caches = [None]
+    new, t, out = ids, 0, ids
+    with torch.no_grad():
+        for _ in range(max_new_tokens):
+            n = len(new)
+            start = 0 if mistake == "no position offset" else t
+            h = model.W_e(new) + model.W_p[start : start + n]  # (n, d): positions t .. t+n-1
+            for layer, block in enumerate(model.blocks):
+                attn, slot = block.attn, 0 if mistake == "one cache for all blocks" else layer
+
+                def heads(x, attn=attn, n=n):  # (n, d) -> (n_h, n, d_head)
+                    return x.view(n, attn.n_heads, -1).transpose(0, 1)
+
+                q, k, v = heads(attn.W_Q(h)), heads(attn.W_K(h)), heads(attn.W_V(h))
+                old = caches[slot]
+                K, V = (
+                    (k, v)
+                    if old is None
+                    else (torch.cat([old[0], k], 1), torch.cat([old[1], v], 1))
                 )
-                if t
-                else None,
-            ),
-            (
-                tr("the cache was not extended: return the caches with the new k and v appended"),
-                (expected[0], cache_k, cache_v),
-            ),
-            (tr("the scores are not divided by √d"), (F.softmax(q @ K.mT, -1) @ V, K, V)),
-            (
-                tr(
-                    "is_causal=True lines its mask up with the top left: one new query then "
-                    "sees only the first key. The new token comes after every cached one and "
-                    "may see them all: no mask here (or the offset mask of Exercise 3)"
-                ),
-                (F.scaled_dot_product_attention(q, K, V, is_causal=True), K, V) if t else None,
-            ),
-        ]
+                if mistake != "cache not kept":
+                    caches[slot] = (K, V)
+                if mistake == "new keys not attended" and old is not None:
+                    K, V = old
+                m = K.shape[1]
+                late = torch.arange(m)[None, :] > torch.arange(m - n, m)[:, None]
+                if mistake == "no mask on the prompt":
+                    late = torch.zeros_like(late)
+                mask = torch.zeros(n, m, dtype=h.dtype).masked_fill(late, float("-inf"))
+                weights = torch.softmax(q @ K.transpose(1, 2) / math.sqrt(q.shape[-1]) + mask, -1)
+                attended = attn.W_O((weights @ V).transpose(0, 1).reshape(n, -1))  # (n, d)
+                h = block.add_and_norm(h, attended)
+            next_id = model.logits(h[-1]).argmax().view(1)
+            out, t = torch.cat([out, next_id]), t + n
+            new = next_id if mistake != "recompute" else out
+            if mistake == "recompute":
+                caches, t = [None] * len(model.blocks), 0
+    return out[len(ids) :] if mistake == "new tokens only" else out
+
+
+CACHE_MISTAKES = {
+    "no position offset": N_(
+        "every new token was embedded at position 0: the token at step t sits at position t, "
+        "so its embedding is W_e[u] + W_p[t]"
+    ),
+    "no mask on the prompt": N_(
+        "the prompt ran without the causal mask: when several positions run at once, each may "
+        "see only the ones up to itself"
+    ),
+    "one cache for all blocks": N_(
+        "the blocks shared one cache: each block keeps its own keys and values"
+    ),
+    "cache not kept": N_(
+        "the keys and values were not kept: append each step's to its block's cache"
+    ),
+    "new keys not attended": N_(
+        "the new token did not attend to its own key: append its key and value first"
+    ),
+    "new tokens only": N_("only the new tokens: return the prompt followed by them"),
+}
+
+
+def deep_tiny_model(seed: int):
+    """A 2-block GPT1 with weights larger than GPT-1's init, in float64: varied choices."""
+    from ..gpt1 import GPT1, GPT1Config
+
+    torch.manual_seed(seed)
+    config = GPT1Config(vocab_size=12, n_ctx=16, d_model=16, n_layers=2, n_heads=2)
+    model = GPT1(config).eval().double()
+    g = seeded(seed)
+    with torch.no_grad():
+        for weight in model.parameters():
+            if weight.dim() == 2:
+                weight.normal_(std=0.5, generator=g)
+    return model
+
+
+def rows_through_W_Q(fn, model, ids, steps) -> int:
+    """How many positions went through the first block's W_Q while fn generated: the prompt
+    once and one per new token with a cache, many more without one."""
+    count = [0]
+
+    def counting(module, inputs, output):
+        count[0] += inputs[0].reshape(-1, inputs[0].shape[-1]).shape[0]
+
+    handle = model.blocks[0].attn.W_Q.register_forward_hook(counting)
+    try:
+        fn(model, ids.clone(), steps)
+    finally:
+        handle.remove()
+    return count[0]
+
+
+@leaves_state_alone
+def check_cached_generate(fn) -> CheckResult:
+    """fn(model, ids, max_new_tokens) for ids (n,) must return the greedy continuation that
+    generate(..., top_k=1) returns, prompt included, computing the prompt once and then one
+    new position per step from its own per-block cache of keys and values."""
+    from ..corpus import JapaneseGrammar
+    from ..experiments.course_model import load_course_model
+    from ..inference import generate
+
+    check_function("fn", fn)
+    tiny = deep_tiny_model(5)
+    course = load_course_model(torch.device("cpu"), dtype=torch.float64)
+    words = JapaneseGrammar().tokenizer.encode("犬 が")
+    cases = []
+    for name, model, ids, steps in (
+        (tr("2 blocks, a prompt of 3 tokens"), tiny, torch.tensor([1, 3, 5]), 7),
+        (tr("2 blocks, a prompt of 1 token"), tiny, torch.tensor([4]), 6),
+        (tr("the course model after <SOS> 犬 が"), course, words, 12),
+    ):
+        expected = generate(model, ids, steps, top_k=1)
+        mistakes = [(tr(hint), cached_generate(model, ids, steps, mistake))
+                    for mistake, hint in CACHE_MISTAKES.items()]  # fmt: skip
         cases.append(
-            Case(
-                name,
-                shapes(q=q, cache_k=cache_k),
-                lambda f, q=q, k=k, v=v, ck=cache_k, cv=cache_v: f(q, k, v, ck, cv),
-                expected,
-                mistakes=mistakes,
-            )
+            Case(name, f"ids {tuple(ids.shape)}, max_new_tokens = {steps}",
+                 lambda f, m=model, i=ids, s=steps: torch.as_tensor(f(m, i.clone(), s)),
+                 expected, atol=0.0, mistakes=mistakes)
+        )  # fmt: skip
+    prompt, steps = torch.tensor([1, 3, 5]), 8
+    allowed = len(prompt) + steps  # the prompt once, then one row per step
+    cases.append(
+        Case(
+            tr("the prompt runs once, then one new position per step"),
+            tr("rows through W_Q: at most {allowed}", allowed=allowed),
+            lambda f: torch.tensor(rows_through_W_Q(f, tiny, prompt, steps) <= allowed),
+            torch.tensor(True),
+            atol=0.0,
+            mistakes=[
+                (
+                    tr(
+                        "the whole sequence ran again at every step: run only the new "
+                        "token, with the keys and values kept from before"
+                    ),
+                    torch.tensor(False),
+                )
+            ],  # fmt: skip
         )
+    )
     return run_cases(
-        "cached_attention_step",
+        "cached_generate",
         fn,
         cases,
-        tr("return (output, new cache_k, new cache_v)."),
+        tr("return the prompt and the greedy tokens, computed with your own KV cache."),
     )

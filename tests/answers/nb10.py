@@ -3,16 +3,16 @@ its report must show, and correct answers in other styles than the worked soluti
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 
 from nbhelpers.exercises import (
-    check_cached_attention_step,
     check_cached_causal_mask,
+    check_cached_generate,
     check_merge_partials,
 )
+from nbhelpers.exercises.at_scale import cached_generate
+from nbhelpers.inference import generate
 
 from . import Exercise
 
@@ -40,13 +40,31 @@ def lower_right(n, m, offset=True, cache_visible=True, own_key=True):
     return torch.zeros(n, m).masked_fill(blocked, NEG_INF)
 
 
-def step(q, k, v, cache_k, cache_v, order="after", extend=True, attend_new=True, scale=True):
-    keys = torch.cat([cache_k, k] if order == "after" else [k, cache_k], -2)
-    values = torch.cat([cache_v, v] if order == "after" else [v, cache_v], -2)
-    seen_k, seen_v = (keys, values) if attend_new else (cache_k, cache_v)
-    factor = math.sqrt(q.shape[-1]) if scale else 1.0
-    out = F.softmax(q @ seen_k.transpose(-2, -1) / factor, -1) @ seen_v
-    return (out, keys, values) if extend else (out, cache_k, cache_v)
+def sdpa_cache(model, ids, max_new_tokens):
+    """Another style: lists of keys and values per block, F.scaled_dot_product_attention with
+    an explicit mask for the prompt and none for one new query."""
+    keys, values = [[] for _ in model.blocks], [[] for _ in model.blocks]
+    out, new = ids, ids
+    with torch.no_grad():
+        for _ in range(max_new_tokens):
+            t, n = len(out) - len(new), len(new)
+            h = model.W_e(new) + model.W_p[t : t + n]
+            for layer, block in enumerate(model.blocks):
+                a = block.attn
+                q, k, v = (
+                    w(h).view(n, a.n_heads, -1).transpose(0, 1) for w in (a.W_Q, a.W_K, a.W_V)
+                )
+                keys[layer].append(k)
+                values[layer].append(v)
+                K, V = torch.cat(keys[layer], 1), torch.cat(values[layer], 1)
+                mask = None
+                if n > 1:  # the prompt: each position sees itself and the earlier ones
+                    mask = torch.ones(n, n, dtype=torch.bool).tril()
+                heads = F.scaled_dot_product_attention(q, K, V, attn_mask=mask)
+                h = block.add_and_norm(h, a.W_O(heads.transpose(0, 1).reshape(n, -1)))
+            new = model.logits(h[-1]).argmax().view(1)
+            out = torch.cat([out, new])
+    return out
 
 
 EXERCISES = [
@@ -91,24 +109,26 @@ EXERCISES = [
         ],
     ),
     Exercise(
-        check_cached_attention_step,
-        "my_cached_attention_step",
+        check_cached_generate,
+        "my_cached_generate",
         mistakes=[
-            (lambda *a: step(*a, attend_new=False), "the new key is not attended to"),
-            (lambda *a: step(*a, order="before"), "at the end of the cache"),
-            (lambda *a: step(*a, extend=False), "the cache was not extended"),
-            (lambda *a: step(*a, scale=False), "not divided by √d"),
             (
-                lambda q, k, v, ck, cv: (
-                    F.scaled_dot_product_attention(
-                        q, torch.cat([ck, k], -2), torch.cat([cv, v], -2), is_causal=True
-                    ),
-                    torch.cat([ck, k], -2),
-                    torch.cat([cv, v], -2),
-                ),
-                "is_causal=True lines its mask up with the top left",
+                lambda *a: cached_generate(*a, mistake="no position offset"),
+                "embedded at position 0",
             ),
+            (
+                lambda *a: cached_generate(*a, mistake="no mask on the prompt"),
+                "without the causal mask",
+            ),
+            (
+                lambda *a: cached_generate(*a, mistake="one cache for all blocks"),
+                "shared one cache",
+            ),
+            (lambda *a: cached_generate(*a, mistake="cache not kept"), "were not kept"),
+            (lambda *a: cached_generate(*a, mistake="new keys not attended"), "its own key"),
+            (lambda *a: cached_generate(*a, mistake="new tokens only"), "only the new tokens"),
+            (lambda m, i, n: generate(m, i, n, top_k=1), "ran again at every step"),
         ],
-        other_styles=[],
+        other_styles=[sdpa_cache, lambda m, i, n: generate(m, i, n, top_k=1, cache=True)],
     ),
 ]
