@@ -343,7 +343,7 @@ def padding_rows_moved(lengths: str = "[5, 1]") -> float:
     """04: with `lengths = [5, 1]`, how far the [PAD] rows move between the causal-only and
     the causal + padding outputs (the cell after the padding check prints it)."""
     run = notebook_run(
-        "04_masked_self_attention", (("lengths = [5, 3]", f"lengths = {lengths}"),), until=33
+        "04_masked_self_attention", (("lengths = [5, 3]", f"lengths = {lengths}"),), until=25
     )
     return float(run["moved"])
 
@@ -357,7 +357,7 @@ def clamped_mask_leak() -> tuple[int, float]:
         "04_masked_self_attention",
         (
             ("outputs(X, M), outputs(changed, M)", clamped),
-            ('assert earlier == 0.0, tr("an earlier output saw the future")', stop),
+            ('assert earlier == 0.0, "an earlier output saw the future"', stop),
         ),
         until=15,
     )
@@ -412,7 +412,7 @@ def _notebook_08(shift: bool = True) -> dict:
     """08's definitions (cells up to train_by_hand), with train_step's targets unshifted
     (`ids[:, :-1]`, the third Try-it) when shift is False."""
     edits = () if shift else (("ids[:, 1:].flatten()", "ids[:, :-1].flatten()"),)
-    return notebook_run("08_training_gpt1", edits, until=19)
+    return notebook_run("08_training_gpt1", edits, until=15)
 
 
 def hand_losses(steps: int, *, shift: bool = True, **kwargs):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .language import before_word, tr
+from .language import tr
 
 FLOAT32_TOLERANCE = 1e-6
 # The figure of a check line, in every language: the error, then at once the bracket that
@@ -39,13 +39,13 @@ def check_close(
     ok = error <= atol  # False for NaN
     print(
         tr("{status} {what}: max error {error:.1e} (tolerance {atol:.0e}, shape {shape})",
-           status=status(ok), what=before_word(what), error=error, atol=atol,
+           status=status(ok), what=what, error=error, atol=atol,
            shape=tuple(ours.shape))
     )  # fmt: skip
     if not ok:
         raise AssertionError(
             tr("{what}: max error {error:.3e} exceeds the tolerance {atol:.0e}",
-               what=before_word(what), error=error, atol=atol)
+               what=what, error=error, atol=atol)
         )  # fmt: skip
 
 

@@ -124,12 +124,3 @@ def pad(text, columns: int, align: str = "<") -> str:
 def listing(items, /) -> str:
     """Items as the course's language lists them: "a, b" in English, 「a、b」 in Japanese."""
     return tr(", ").join(map(str, items))
-
-
-def before_word(text: str, /) -> str:
-    """`text` ready to stand before a word of the course's language: in Japanese, followed by
-    the space that goes between Latin letters or digits and Japanese ("F.softmax の"), and by
-    none after a Japanese character or bracket ("一から計算の"); in English, unchanged."""
-    if language() == "ja" and text and text[-1].isascii() and not text[-1].isspace():
-        return text + " "
-    return text
