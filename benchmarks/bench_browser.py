@@ -3,7 +3,7 @@ reports what they measured, kernel-drawn explorers beside the browser-drawn heat
 
     kernel-drawn   JupyterLab, each notebook run top to bottom, then a slider moved nine
                    times: median time from the key press to the new image on the page
-                   (and notebook 04 in Notebook 7)
+                   (and notebook 00 in Notebook 7)
     browser-drawn  BrowserHeatmap (notebooks 00, 04 and 05 in JupyterLab, 04 in Notebook 7,
                    and an exported page opened offline): key press or pointer move -> the
                    canvas redrawn, no kernel

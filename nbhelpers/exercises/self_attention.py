@@ -323,8 +323,8 @@ def check_verb_output(fn) -> CheckResult:
             ],
         )
     passed = tr(
-        "{exercise}: 歩く's output carries its subject and its place, and nothing of the "
-        "particles:",
+        "{exercise}: passed: 歩く's output carries its subject and its place, and nothing of "
+        "the particles:",
         exercise=name,
     )
     return CheckResult(name, PASSED, ["✓ " + passed, *shown])

@@ -268,7 +268,7 @@ def check_projections(fn) -> CheckResult:
         [
             "✓ "
             + tr(
-                "{exercise}: が finds 犬, を finds 河岸, and 歩く still finds 犬 "
+                "{exercise}: passed: が finds 犬, を finds 河岸, and 歩く still finds 犬 "
                 "(the scaled scores):",
                 exercise=name,
             ),
