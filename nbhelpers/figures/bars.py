@@ -19,6 +19,7 @@ from .canvas import DPI, MIN_FONT_PT, BlitCanvas, to_numpy
 from .style import SERIES, course_font
 
 SERIES_COLOURS = SERIES
+BAR_COLOURS = (*SERIES, "#7a5aa6")  # a fifth series of bars in purple, not blue again
 ANNOTATE_MAX_BARS = 24
 LABEL_GAP_PX = 4  # the least room between two bars' value labels side by side
 
@@ -49,7 +50,7 @@ class BarCanvas(BlitCanvas):
                 np.zeros(count),
                 width,
                 label=name,  # a caller's series name, as its legend shows it
-                color=SERIES_COLOURS[k % len(SERIES_COLOURS)],
+                color=BAR_COLOURS[k % len(BAR_COLOURS)],
             )
             self._bars.append(bars)
             if count * len(names) <= ANNOTATE_MAX_BARS:
