@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from ..support.language import N_, tr
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
+from .gpt_cases import decoding_model
 from .references import (
     partial_of,
 )
@@ -225,9 +226,7 @@ def cached_generate(model, ids, max_new_tokens: int, mistake=None):
                 h = block.add_and_norm(h, attended)
             next_id = model.logits(h[-1]).argmax().view(1)
             out, t = torch.cat([out, next_id]), t + n
-            new = next_id if mistake != "recompute" else out
-            if mistake == "recompute":
-                caches, t = [None] * len(model.blocks), 0
+            new = next_id
     return out[len(ids) :] if mistake == "new tokens only" else out
 
 
@@ -251,21 +250,6 @@ CACHE_MISTAKES = {
     ),
     "new tokens only": N_("only the new tokens: return the prompt followed by them"),
 }
-
-
-def deep_tiny_model(seed: int):
-    """A 2-block GPT1 with weights larger than GPT-1's init, in float64: varied choices."""
-    from ..gpt1 import GPT1, GPT1Config
-
-    torch.manual_seed(seed)
-    config = GPT1Config(vocab_size=12, n_ctx=16, d_model=16, n_layers=2, n_heads=2)
-    model = GPT1(config).eval().double()
-    g = seeded(seed)
-    with torch.no_grad():
-        for weight in model.parameters():
-            if weight.dim() == 2:
-                weight.normal_(std=0.5, generator=g)
-    return model
 
 
 def rows_through_W_Q(fn, model, ids, steps) -> int:
@@ -294,7 +278,7 @@ def check_cached_generate(fn) -> CheckResult:
     from ..inference import generate
 
     check_function("fn", fn)
-    tiny = deep_tiny_model(5)
+    tiny = decoding_model(5, vocab_size=12, n_layers=2)
     course = load_course_model(torch.device("cpu"), dtype=torch.float64)
     words = JapaneseGrammar().tokenizer.encode("犬 が")
     cases = []

@@ -43,6 +43,20 @@ def small_model(seed: int, *, n_layers: int = 2, std: float = 0.3) -> GPT1:
     return randomise_constants(model, g)  # LayerNorms' γ, β and the biases, random too
 
 
+def decoding_model(seed: int, *, vocab_size: int = len(VOCAB), n_layers: int = 1) -> GPT1:
+    """A float64 GPT1 (a context of 16) whose every matrix is drawn from N(0, 0.5²), far
+    wider than GPT-1's init, so that greedy and beam decoding make varied choices."""
+    torch.manual_seed(seed)
+    config = GPT1Config(vocab_size=vocab_size, n_ctx=16, d_model=16, n_layers=n_layers, n_heads=2)
+    model = GPT1(config).eval().double()
+    g = seeded(seed)
+    with torch.no_grad():
+        for weight in model.parameters():
+            if weight.dim() == 2:
+                weight.normal_(std=0.5, generator=g)
+    return model
+
+
 def parameters_of(model: nn.Module) -> torch.Tensor:
     return torch.cat([p.detach().flatten() for p in model.parameters()])
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..gpt1 import GPT1, GPT1Config
 from ..inference import log_likelihood
 from ..support.language import N_, tr
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 from .gpt_cases import (
-    VOCAB,
+    decoding_model,
 )
 from .references import (
     filtered_distribution,
@@ -227,19 +226,6 @@ BEAM_MISTAKES = {
 }
 
 
-def tiny_model(seed: int) -> GPT1:
-    """A small GPT1 over VOCAB with weights larger than GPT-1's init: varied choices."""
-    torch.manual_seed(seed)
-    config = GPT1Config(vocab_size=len(VOCAB), n_ctx=16, d_model=16, n_layers=1, n_heads=2)
-    model = GPT1(config).eval().double()
-    g = seeded(seed)
-    with torch.no_grad():
-        for weight in model.parameters():
-            if weight.dim() == 2:
-                weight.normal_(std=0.5, generator=g)
-    return model
-
-
 def beam_case(name, model, prompt, width, steps, eos):
     expected = beam_search(model, prompt, width, steps, eos)
     mistakes = [(tr(hint), beam_search(model, prompt, width, steps, eos, mistake))
@@ -267,7 +253,7 @@ def check_beam_search(fn) -> CheckResult:
     grammar = JapaneseGrammar()
     tokenizer = grammar.tokenizer
     course = load_course_model(torch.device("cpu"), dtype=torch.float64)
-    tiny, start = tiny_model(16), tokenizer.encode("")
+    tiny, start = decoding_model(16), tokenizer.encode("")
     cases = [
         beam_case(tr("width 1 is greedy"), tiny, torch.tensor([1]), 1, 6, 2),
         beam_case(tr("width 3, eos_id = 0"), tiny, torch.tensor([1, 3]), 3, 8, 0),
