@@ -6,8 +6,9 @@ nbhelpers/data/fine_tuning_claims.json (experiments/fine_tuning_claims.py):
 
 The parts: "recipes" (GPT-1's fine-tuning recipe beside the course's, every task), "auxiliary"
 (accuracy against steps and the language model's KL for λ = 0 and 0.5, and L1 on the
-grammatical sentences only), "layers" (0 to 4 blocks of the deep model transferred) and
-"probes" (linear read-outs of the frozen pre-trained model). Every run is seeded and uses one
+grammatical sentences only), "layers" (0 to 4 blocks of the deep model transferred),
+"embeddings" (each model's embeddings under each model's fresh blocks) and "probes" (linear
+read-outs of the frozen pre-trained model). Every run is seeded and uses one
 thread: on one machine the file is reproduced bit for bit; another CPU's rounding may flip a
 few test examples, within the spread over seeds the notebook shows. Rerun it whenever the
 models, the tasks or the recipes change.
@@ -27,6 +28,7 @@ from nbhelpers.experiments.fine_tuning_claims import (
     PARTS,
     load_claims,
     measure_auxiliary,
+    measure_embeddings,
     measure_layers,
     measure_probes,
     measure_recipes,
@@ -39,6 +41,7 @@ JOBS = [
     ("recipes", lambda: measure_recipes(TASKS[2:])),
     ("auxiliary", measure_auxiliary),
     ("layers", measure_layers),
+    ("embeddings", measure_embeddings),
     ("probes", measure_probes),
 ]
 

@@ -58,6 +58,7 @@ POOL_SEED_OFFSET = 1_000  # training examples come from seed + this, test exampl
 SCHEDULES = ("constant", "warm-up, linear decay")
 LM_ON = ("all", "grammatical")  # which examples' tokens L1 sums over
 MODELS = ("course", "deep")  # the pre-trained model: notebook 08's (1 block) or 4 blocks
+MODEL_PATHS = {"course": COURSE_MODEL_PATH, "deep": DEEP_MODEL_PATH}
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class FineTuningSettings:
     lr: float = 1e-3
     seed: int = 0
     model: str = "course"
+    embeddings: str | None = None  # whose W_e and W_p are transferred; None: the model's own
     epochs: int | None = None  # if set, replaces steps: every example once per epoch
     schedule: str = "constant"
     warmup: float = 0.0
@@ -132,6 +134,15 @@ class FineTuningSettings:
                         value=getattr(self, name),
                     )
                 )
+        if self.embeddings not in (None, *MODELS):
+            raise ValueError(
+                tr(
+                    "{name} must be one of {allowed}, got {value!r}",
+                    name="embeddings",
+                    allowed=(None, *MODELS),
+                    value=self.embeddings,
+                )
+            )
         if self.lm_on == "grammatical" and self.task != "grammaticality":
             raise ValueError(
                 tr(
@@ -229,14 +240,21 @@ def split(task: str, seed: int, n_pool: int = 1024):
 
 
 def starting_model(
-    layers: int | None, seed: int, *, model: str = "course", new_start: bool = False
+    layers: int | None,
+    seed: int,
+    *,
+    model: str = "course",
+    new_start: bool = False,
+    embeddings: str | None = None,
 ) -> tuple[GPT1, list[int]]:
     """The model fine-tuning starts from (float32, on the CPU) with <DELIM> and <EXTRACT>
     (and <START> if `new_start`) appended to W_e, and their ids. `model`: the course model
-    (1 block) or the deep one (4 blocks). Whatever is not transferred is freshly initialised.
+    (1 block) or the deep one (4 blocks); `embeddings` takes W_e and W_p from the other one
+    instead. Whatever is not transferred is freshly initialised.
     The new rows are drawn in that order, so <DELIM> and <EXTRACT> are the same with or
     without <START>."""
-    pretrained = load_course_model(path=COURSE_MODEL_PATH if model == "course" else DEEP_MODEL_PATH)
+    model_name = model
+    pretrained = load_course_model(path=MODEL_PATHS[model])
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = GPT1(pretrained.config)
@@ -250,6 +268,9 @@ def starting_model(
             )
         keep = ("W_e.", "W_p", *(f"blocks.{i}." for i in range(layers)))
         state = {k: v for k, v in pretrained.state_dict().items() if k.startswith(keep)}
+        if embeddings not in (None, model_name):
+            other = load_course_model(path=MODEL_PATHS[embeddings]).state_dict()
+            state |= {k: v for k, v in other.items() if k.startswith(("W_e.", "W_p"))}
         model.load_state_dict(state, strict=False)
     count = len(TASK_TOKENS) + bool(new_start)
     new_ids = model.add_tokens(count, generator=torch.Generator().manual_seed(seed))
@@ -317,9 +338,9 @@ def _fine_tune(settings: FineTuningSettings, data):
     train_ids, train_labels = encode(settings.task, pool[: settings.n_labelled], tokenizer)
     known, encoded = test_set(settings.task, settings.new_start)
     test_ids, test_labels = encoded if test is known else encode(settings.task, test, tokenizer)
-    model, new_ids = starting_model(
-        settings.layers, settings.seed, model=settings.model, new_start=settings.new_start
-    )
+    model, new_ids = starting_model(settings.layers, settings.seed, model=settings.model,
+                                    new_start=settings.new_start,
+                                    embeddings=settings.embeddings)  # fmt: skip
     classifier = GPT1Classifier(model, extract_id=new_ids[1], seed=settings.seed,
                                 dropout=settings.classifier_dropout,
                                 **head_of(settings.task))  # fmt: skip

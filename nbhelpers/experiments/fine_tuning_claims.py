@@ -8,9 +8,12 @@
   model's exact KL to the grammar before and after fine-tuning), and L1 on the grammatical
   sentences only, to test whether the ungrammatical ones are what λ·L1 costs;
 * `layers`: GPT-1's Figure 2 (left), 0 to 4 blocks of the deep model transferred;
+* `embeddings`: why the deep model's embeddings alone beat the course model's: each model's
+  W_e and W_p under each model's stack of fresh blocks (1 or 4), the embeddings swapped;
 * `probes`: a linear read-out (logistic regression) of what the frozen pre-trained model
-  already holds, at <EXTRACT> or in its per-position log-probabilities, against the number of
-  labelled examples: why fine-tuning one <EXTRACT> state lags the zero-shot threshold.
+  already holds, at <EXTRACT>, at the last word (a position pre-training saw: the control) or
+  in its per-position log-probabilities, against the number of labelled examples: why
+  fine-tuning one <EXTRACT> state lags the zero-shot threshold.
 
 `scripts/save_fine_tuning_claims.py` stores them in nbhelpers/data/fine_tuning_claims.json,
 which the notebook plots.
@@ -31,6 +34,7 @@ from ..gpt1 import GPT1, evaluating
 from ..support.language import tr
 from .course_model import COURSE_MODEL_PATH, DEEP_MODEL_PATH, load_course_model
 from .fine_tuning import (
+    MODELS,
     PAPER_RECIPE,
     SEEDS,
     SIZES,
@@ -46,7 +50,7 @@ from .heldout import HeldOut, make_heldout, measure
 from .zero_shot import labels_of, token_log_probs
 
 CLAIMS_PATH = Path(__file__).resolve().parent.parent / "data" / "fine_tuning_claims.json"
-PARTS = ("recipes", "auxiliary", "layers", "probes")
+PARTS = ("recipes", "auxiliary", "layers", "embeddings", "probes")
 
 RECIPES = {
     "paper": PAPER_RECIPE,
@@ -60,7 +64,12 @@ AUX_CONDITIONS = ((0.0, "all"), (0.5, "all"), (0.5, "grammatical"))  # (λ, the 
 AUX_SIZES = (128, 1024)
 EVAL_EVERY = 20
 LAYER_SIZE = 1024  # GPT-1's Figure 2 (left) uses the whole training sets
-PROBE_FEATURES = ("h_L^m, course model", "h_L^m, deep model", "log-probabilities")
+PROBE_FEATURES = (
+    "h_L^m, course model",
+    "h_L^m, deep model",
+    "last word, course model",
+    "log-probabilities",
+)
 LOG_PROB_FEATURES = 8  # a sentence's 8 lowest token log-probabilities, in order
 
 
@@ -151,10 +160,31 @@ def measure_layers(tasks=AUX_TASKS, seeds=SEEDS, progress=None) -> list[dict]:
     return runs
 
 
+def measure_embeddings(tasks=AUX_TASKS, seeds=SEEDS, progress=None) -> list[dict]:
+    """Each model's embeddings (W_e, W_p) under each model's fresh blocks, nothing else
+    transferred: λ = 0.5, LAYER_SIZE labelled examples. `stack` is the model whose
+    architecture (1 or 4 blocks) is fine-tuned, `embeddings` the model they come from."""
+    runs = []
+    for task in tasks:
+        for seed in seeds:
+            data = split(task, seed)
+            for stack in MODELS:
+                for embeddings in MODELS:
+                    settings = FineTuningSettings(task=task, n_labelled=LAYER_SIZE, seed=seed,
+                                                  layers=0, model=stack,
+                                                  embeddings=embeddings)  # fmt: skip
+                    result, _ = fine_tune(settings, data=data)
+                    runs.append(dict(task=task, stack=stack, embeddings=embeddings, seed=seed,
+                                     accuracy=result.accuracy))  # fmt: skip
+            _tick(progress)
+    return runs
+
+
 def probe_features(kind: str, examples, seed: int) -> torch.Tensor:
     """What the frozen pre-trained model holds for each grammaticality example, (B, f): its
     state h_L^m at <EXTRACT> (the new row drawn with `seed`, as a fine-tuning run draws it),
-    or the sentence's LOG_PROB_FEATURES lowest token log-probabilities in increasing order."""
+    its last block's state at the sentence's last word, or the sentence's LOG_PROB_FEATURES
+    lowest token log-probabilities in increasing order."""
     if kind == "log-probabilities":
         tokenizer = JapaneseGrammar().tokenizer
         log_p, real = token_log_probs(load_course_model(), [e.parts[0] for e in examples],
@@ -166,6 +196,9 @@ def probe_features(kind: str, examples, seed: int) -> torch.Tensor:
     ids, _ = encode("grammaticality", examples, task_tokenizer())
     with evaluating(model):
         h = model.hidden_states(ids)  # (B, n, d)
+    if kind.startswith("last word"):
+        before = (ids == new_ids[1]).roll(-1, dims=-1)  # (B, n): True just before <EXTRACT>
+        return h[before].double()  # (B, d)
     return extract_states(h, ids, new_ids[1]).double()  # (B, d)
 
 
@@ -228,7 +261,7 @@ def save_claims(claims: dict, path: str | Path = CLAIMS_PATH) -> Path:
 
 
 def load_claims(path: str | Path = CLAIMS_PATH) -> dict:
-    """The stored measurements: {"recipes", "auxiliary", "layers", "probes", "details"}."""
+    """The stored measurements: a list of runs for each of PARTS, and "details"."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(

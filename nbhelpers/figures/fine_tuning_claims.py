@@ -20,6 +20,7 @@ def probe_name(features: str) -> str:
     return {
         "h_L^m, course model": tr("probe of h_L^m, course model (1 block)"),
         "h_L^m, deep model": tr("probe of h_L^m, deep model (4 blocks)"),
+        "last word, course model": tr("probe of the last word's state, course model"),
         "log-probabilities": tr("probe of the 8 lowest token log-probabilities"),
     }[features]
 
@@ -50,7 +51,8 @@ def probes_figure(probes: Sequence[dict], recipes: Sequence[dict],
     lowest to the highest)."""
     figure = Canvas(figsize=(8.4, 5.0), dpi=100).figure
     ax = figure.subplots()
-    markers = {"h_L^m, course model": "o", "h_L^m, deep model": "s", "log-probabilities": "D"}
+    markers = {"h_L^m, course model": "o", "h_L^m, deep model": "s",
+               "last word, course model": "P", "log-probabilities": "D"}  # fmt: skip
     for colour, (features, marker) in zip(SERIES, markers.items(), strict=False):
         runs = [r for r in probes if r["features"] == features]
         sizes = sorted({r["n_labelled"] for r in runs})
