@@ -19,7 +19,32 @@ def _corpus(texts: dict[str, int]) -> dict[tuple, int]:
 def _reference_step(corpus: dict[tuple, int]):
     counts = pair_counts(corpus)
     best = max(counts, key=counts.get)
-    return best, {merge(symbols, best): times for symbols, times in corpus.items()}
+    return best, _merged(corpus, best)
+
+
+def _merged(corpus, pair, how=merge) -> dict:
+    merged = Counter()
+    for symbols, times in corpus.items():  # two texts may become one: their counts add up
+        merged[how(symbols, pair)] += times
+    return dict(merged)
+
+
+def _overwritten(corpus, pair) -> dict:
+    """A dict comprehension over the merged texts: where two become the same, the last wins."""
+    return {merge(symbols, pair): times for symbols, times in corpus.items()}
+
+
+def _right_to_left(symbols, pair) -> tuple:
+    """The merge made from the right end: in a run of three a's, a + aa instead of aa + a."""
+    out, i = [], len(symbols) - 1
+    while i >= 0:
+        if i > 0 and (symbols[i - 1], symbols[i]) == tuple(pair):
+            out.append(symbols[i - 1] + symbols[i])
+            i -= 2
+        else:
+            out.append(symbols[i])
+            i -= 1
+    return tuple(out[::-1])
 
 
 def _unweighted_step(corpus):
@@ -84,6 +109,11 @@ def check_merge_step(fn) -> CheckResult:
         # "a" followed by "bc" must stay as it is
         (tr("symbols of several characters: a + b, not a + bc"),
          {("a", "b"): 5, ("c", "a", "bc"): 2, ("a", "bc"): 1}),
+        # aaa holds an odd run: merged from the left it is aa + a
+        (tr("an odd run: aaa becomes aa + a, left to right"), _corpus({"aaa": 4, "ab": 3})),
+        # after a + b, "a b c" and "ab c" are the same text: 2 + 1 times
+        (tr("two texts that become one: their counts add up"),
+         {("a", "b", "c"): 2, ("a", "b"): 3, ("ab", "c"): 1}),
     ):  # fmt: skip
         best, merged = _reference_step(corpus)
         counts = pair_counts(corpus)
@@ -93,7 +123,7 @@ def check_merge_step(fn) -> CheckResult:
                 tr("each text counted once: a text that occurs k times adds its pairs k times"),
                 lambda corpus=corpus: (
                     _unweighted_step(corpus),
-                    {merge(s, _unweighted_step(corpus)): t for s, t in corpus.items()},
+                    _merged(corpus, _unweighted_step(corpus)),
                 ),
             ),
             (
@@ -101,15 +131,26 @@ def check_merge_step(fn) -> CheckResult:
                 (best, corpus),
             ),
             (
+                tr(
+                    "two texts became the same after the merge and one count was lost: add "
+                    "the counts of texts that merge into the same symbols"
+                ),
+                (best, _overwritten(corpus, best)),
+            ),
+            (
+                tr("the run was merged from the right: merge left to right (aaa is aa + a)"),
+                (best, _merged(corpus, best, _right_to_left)),
+            ),
+            (
                 tr("only the first occurrence in each text was merged: merge every occurrence"),
-                (best, {_first_only(s, best): t for s, t in corpus.items()}),
+                (best, _merged(corpus, best, _first_only)),
             ),
             (
                 tr("the least frequent pair was taken: BPE merges the most frequent"),
                 attempt(
                     lambda corpus=corpus, counts=counts: (
                         min(counts, key=counts.get),
-                        {merge(s, min(counts, key=counts.get)): t for s, t in corpus.items()},
+                        _merged(corpus, min(counts, key=counts.get)),
                     )
                 ),
             ),
@@ -120,7 +161,7 @@ def check_merge_step(fn) -> CheckResult:
                 ),
                 (
                     max(by_text, key=by_text.get),
-                    {merge(s, max(by_text, key=by_text.get)): t for s, t in corpus.items()},
+                    _merged(corpus, max(by_text, key=by_text.get)),
                 ),
             ),
             (
@@ -129,7 +170,7 @@ def check_merge_step(fn) -> CheckResult:
                     "symbols stand whole side by side, not wherever their text meets "
                     "(str.replace on the joined text)"
                 ),
-                (best, {_replaced_as_text(s, best): t for s, t in corpus.items()}),
+                (best, _merged(corpus, best, _replaced_as_text)),
             ),
         ]
         joint = " " if any(len(symbol) > 1 for symbols in corpus for symbol in symbols) else ""
@@ -192,6 +233,9 @@ def check_bpe_encode(fn) -> CheckResult:
         # learned first, b + c wins over the longer-looking match ab from the left
         (tr("the order of the merges decides: bc before ab"), "abc", [("b", "c"), ("a", "b")]),
         (tr("no merges"), "犬が歩く", []),
+        (tr("an odd run: aaa becomes aa + a, left to right"), "aaab", [("a", "a"), ("a", "b")]),
+        (tr("a text with spaces: a space is a character like any other"), "犬が 歩く 犬が",
+         [("犬", "が"), ("歩", "く")]),
     ):  # fmt: skip
         expected = list(_apply(text, pairs))
         mistakes = [
@@ -202,6 +246,10 @@ def check_bpe_encode(fn) -> CheckResult:
             (tr("only the first occurrence of each pair was merged: merge every occurrence"),
              _once_each(text, pairs)),
             (tr("no merge was applied: these are the characters"), list(text)),
+            (tr("the run was merged from the right: merge left to right (aaa is aa + a)"),
+             _encode_from_right(text, pairs)),
+            (tr("the spaces were dropped: a space is a character like any other, and stays a "
+                "token"), [t for t in expected if t.strip()]),
             (tr("the merge crossed a token boundary: merge a pair only where its two tokens "
                 "stand whole side by side, not wherever their text meets (str.replace on the "
                 "joined text)"), _replaced_encode(text, pairs)),
@@ -222,6 +270,13 @@ def check_bpe_encode(fn) -> CheckResult:
         cases,
         tr("return the tokens after applying the merges."),
     )
+
+
+def _encode_from_right(text, pairs):
+    symbols = tuple(text)
+    for pair in pairs:
+        symbols = _right_to_left(symbols, pair)
+    return list(symbols)
 
 
 def _replaced_encode(text, pairs):

@@ -4,6 +4,7 @@ its report must show, and correct answers in other styles than the worked soluti
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import torch
 import torch.nn.functional as F
@@ -36,8 +37,16 @@ def merge_left_to_right(symbols, pair):
     return tuple(out)
 
 
-def merge_step(corpus, *, weighted=True, merged=True, least=False, as_text=False):
-    from collections import Counter
+def merge_right_to_left(symbols, pair):
+    flipped = merge_left_to_right(
+        tuple(s[::-1] for s in symbols[::-1]), (pair[1][::-1], pair[0][::-1])
+    )
+    return tuple(s[::-1] for s in flipped[::-1])
+
+
+def merge_step(
+    corpus, *, weighted=True, merged=True, least=False, as_text=False, lost=False, right=False
+):
 
     counts = Counter()
     for symbols, times in corpus.items():
@@ -51,7 +60,12 @@ def merge_step(corpus, *, weighted=True, merged=True, least=False, as_text=False
     best = (min if least else max)(counts, key=counts.get)
     if not merged:
         return best, dict(corpus)
-    return best, {merge_left_to_right(s, best): t for s, t in corpus.items()}
+    if lost:  # a dict comprehension: two texts that become one keep only the last count
+        return best, {merge_left_to_right(s, best): t for s, t in corpus.items()}
+    out = Counter()
+    for s, t in corpus.items():
+        out[(merge_right_to_left if right else merge_left_to_right)(s, best)] += t
+    return best, dict(out)
 
 
 def merge_by_replace(corpus):
@@ -63,7 +77,9 @@ def merge_by_replace(corpus):
     }
 
 
-def bpe_encode(text, merges, order=1, once=False):
+def bpe_encode(text, merges, order=1, once=False, right=False, words=False):
+    if words:  # split into words first: the spaces are lost
+        return [t for w in text.split() for t in bpe_encode(w, merges)]
     tokens = tuple(text)
     for pair in merges[::order]:
         if once:  # the first occurrence only
@@ -72,7 +88,7 @@ def bpe_encode(text, merges, order=1, once=False):
                     tokens = (*tokens[:i], tokens[i] + tokens[i + 1], *tokens[i + 2 :])
                     break
         else:
-            tokens = merge_left_to_right(tokens, tuple(pair))
+            tokens = (merge_right_to_left if right else merge_left_to_right)(tokens, tuple(pair))
     return list(tokens)
 
 
@@ -183,6 +199,8 @@ EXERCISES = [
             (lambda c: merge_step(c, least=True), "the least frequent pair"),
             (lambda c: merge_step(c, as_text=True), "overlapping pairs were missed"),
             (merge_by_replace, "the merge crossed a symbol boundary"),
+            (lambda c: merge_step(c, lost=True), "one count was lost"),
+            (lambda c: merge_step(c, right=True), "merged from the right"),
         ],
         other_styles=[],
     ),
@@ -195,6 +213,8 @@ EXERCISES = [
             (longest_match, "the longest known token was matched"),
             (lambda t, m: bpe_encode(t, m, once=True), "only the first occurrence"),
             (encode_by_replace, "the merge crossed a token boundary"),
+            (lambda t, m: bpe_encode(t, m, right=True), "merged from the right"),
+            (lambda t, m: bpe_encode(t, m, words=True), "the spaces were dropped"),
         ],
         other_styles=[bpe_encode_by_rank],
     ),
