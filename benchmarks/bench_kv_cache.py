@@ -18,12 +18,12 @@ import torch
 from cli import add_run_options
 
 from nbhelpers import GPT1, GPT1Config, get_device, seed_everything
-from nbhelpers.kv_cache import (
-    KVCache,
+from nbhelpers.inference import (
     check_cache_agrees,
     generate_with_cache,
     generate_without_cache,
 )
+from nbhelpers.kv_cache import KVCache
 from nbhelpers.support.benchmarking import format_bytes, format_seconds, time_interleaved
 from nbhelpers.support.device import describe_environment
 

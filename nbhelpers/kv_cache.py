@@ -1,4 +1,4 @@
-"""Greedy generation for GPT1, without and with a key/value cache.
+"""The key/value cache that greedy generation (inference.generate, cache=True) fills.
 
 Generating token t+1 needs the last row of h_L only, and with a causal mask the keys and
 values of positions 0..t never change once computed: a later token cannot alter them. So
@@ -20,8 +20,6 @@ from __future__ import annotations
 import torch
 
 from .gpt1 import GPT1, check_gpt1
-from .inference import generate
-from .support.checks import status
 from .support.language import tr
 from .support.validation import check_positive_int
 
@@ -86,69 +84,3 @@ class KVCache:
 
     def __repr__(self) -> str:
         return f"KVCache(layers={len(self.layers)}, capacity={self.capacity})"
-
-
-def generate_without_cache(
-    model: GPT1, ids: torch.Tensor, max_new_tokens: int, *, return_logits: bool = False
-):
-    """Greedy generation that reruns the whole model on all tokens so far at every step:
-    generate(..., top_k=1). ids (n,) or (B, n); returns (..., n + max_new_tokens), and with
-    return_logits also the logits that chose each new token, (..., max_new_tokens, vocab).
-
-    Notebook 10.
-    """
-    return generate(model, ids, max_new_tokens, top_k=1, return_logits=return_logits)
-
-
-def generate_with_cache(
-    model: GPT1, ids: torch.Tensor, max_new_tokens: int, *, return_logits: bool = False
-):
-    """Greedy generation with a KVCache, the prompt run once and then one token per step:
-    generate(..., top_k=1, cache=True). Same arguments and results as
-    `generate_without_cache`.
-
-    Notebook 10.
-    """
-    return generate(model, ids, max_new_tokens, top_k=1, cache=True, return_logits=return_logits)
-
-
-def check_cache_agrees(
-    model: GPT1, ids: torch.Tensor, max_new_tokens: int, *, atol: float = 1e-4
-) -> torch.Tensor:
-    """Generate both ways; print and assert that the tokens are identical and the logits
-    agree within atol (different matrix shapes round differently, so not bit for bit).
-
-    Returns the generated tokens.
-
-    Notebook 10.
-    """
-    slow, slow_logits = generate_without_cache(model, ids, max_new_tokens, return_logits=True)
-    fast, fast_logits = generate_with_cache(model, ids, max_new_tokens, return_logits=True)
-    error = float((slow_logits - fast_logits).abs().max())
-    same = torch.equal(slow, fast)
-    ok = same and error <= atol
-    if same:
-        line = tr(
-            "{status} cached vs recomputed generation: the same {n} new tokens; logits max "
-            "error {error:.1e} (tolerance {atol:.0e})",
-            status=status(ok), n=max_new_tokens, error=error, atol=atol,
-        )  # fmt: skip
-    else:
-        line = tr(
-            "{status} cached vs recomputed generation: DIFFERENT {n} new tokens; logits max "
-            "error {error:.1e} (tolerance {atol:.0e})",
-            status=status(ok), n=max_new_tokens, error=error, atol=atol,
-        )  # fmt: skip
-    print(line)
-    if not same:
-        differs = (slow != fast).reshape(-1, slow.shape[-1]).any(dim=0).nonzero()
-        raise AssertionError(
-            tr("cached and recomputed generation differ, first at position {position}",
-               position=int(differs[0]))
-        )  # fmt: skip
-    if not error <= atol:
-        raise AssertionError(
-            tr("cached vs recomputed logits: max error {error:.3e} exceeds the tolerance "
-               "{atol:.0e}", error=error, atol=atol)
-        )  # fmt: skip
-    return fast

@@ -17,7 +17,6 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
 from notebook_runner import run_notebook  # noqa: E402
 
 

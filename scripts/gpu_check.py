@@ -22,7 +22,6 @@ import nbformat
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
 from notebook_runner import run_notebook  # noqa: E402
 
 GPU_ENV = {"NBHELPERS_DEVICE": "cuda", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}

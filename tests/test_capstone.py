@@ -3,18 +3,13 @@ into a GPT-1 and trained on the course grammar, with a verdict that names what i
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch.nn.functional as F
+from capstone_diagnoses import BROKEN  # noqa: E402
 
 from answers import skeleton_function, solved
 from answers.nb05 import fused_class
 from nbhelpers.exercises import NOT_ATTEMPTED
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from capstone_diagnoses import BROKEN  # noqa: E402
 
 
 @pytest.fixture(scope="module", name="solved")

@@ -24,7 +24,7 @@ from nbhelpers.experiments.sampling import sample_sentences
 from nbhelpers.figures.canvas import figure_to_png
 from nbhelpers.figures.kv_cache import kv_cache_figure
 from nbhelpers.gpt1 import GPT1
-from nbhelpers.kv_cache import generate_with_cache, generate_without_cache
+from nbhelpers.inference import generate_with_cache, generate_without_cache
 
 NOTEBOOK_08 = Path(__file__).resolve().parent.parent / "notebooks/08_training_gpt1.ipynb"
 

@@ -2,12 +2,12 @@ import pytest
 import torch
 
 from nbhelpers import GPT1, GPT1Config
-from nbhelpers.kv_cache import (
-    KVCache,
+from nbhelpers.inference import (
     check_cache_agrees,
     generate_with_cache,
     generate_without_cache,
 )
+from nbhelpers.kv_cache import KVCache
 
 VOCAB = 23
 

@@ -127,3 +127,25 @@ def test_the_package_offers_every_explorer_and_every_figure_its_layer_exports():
 
     assert sorted(nbhelpers._MODULES["widgets"]) == sorted(nbhelpers.widgets.__all__)
     assert set(nbhelpers._MODULES["figures"]) <= set(nbhelpers.figures.__all__)
+
+
+def test_no_two_modules_import_each_other_even_inside_a_function():
+    """A cycle broken by an import inside a function still ties two modules together."""
+    files = {name: path for name, path in modules() if path.name != "__init__.py"}
+    graph = {name: {t for t in imported(name, path) if t in files and t != name}
+             for name, path in files.items()}  # fmt: skip
+    done, path = set(), []
+
+    def visit(name):
+        if name in path:
+            raise AssertionError(f"import cycle: {' -> '.join([*path[path.index(name) :], name])}")
+        if name in done:
+            return
+        path.append(name)
+        for target in sorted(graph[name]):
+            visit(target)
+        path.pop()
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name)

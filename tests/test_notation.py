@@ -117,9 +117,6 @@ def test_the_japanese_notation_page_translates_the_current_english_one():
     """notebooks/ja/NOTATION.md records the hash of the English page it translates, as each
     Japanese markdown cell does (scripts/translations.py): when the English page changes,
     this fails until the translation is brought up to date and its hash recorded."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "scripts"))
     from translations import source_hash
 
     english = (ROOT / "notebooks/NOTATION.md").read_text(encoding="utf-8")

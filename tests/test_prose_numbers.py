@@ -5,7 +5,6 @@ recomputes it or cites the paper it comes from. Both editions, every markdown ce
 from __future__ import annotations
 
 import json
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -13,7 +12,6 @@ import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
 
 from prose_numbers import agrees, numbers  # noqa: E402
 from prose_numbers import unmatched_numbers as _unmatched_numbers  # noqa: E402
