@@ -212,16 +212,19 @@ def cached_generate(model, ids, max_new_tokens: int, mistake=None):
                     if old is None
                     else (torch.cat([old[0], k], 1), torch.cat([old[1], v], 1))
                 )
-                if mistake != "cache not kept":
+                if mistake != "cache not kept" and not (mistake == "only the prompt kept" and old):
                     caches[slot] = (K, V)
                 if mistake == "new keys not attended" and old is not None:
                     K, V = old
                 m = K.shape[1]
                 late = torch.arange(m)[None, :] > torch.arange(m - n, m)[:, None]
+                if mistake == "mask aligned top-left":  # is_causal=True with n < m queries
+                    late = torch.arange(m)[None, :] > torch.arange(n)[:, None]
                 if mistake == "no mask on the prompt":
                     late = torch.zeros_like(late)
                 mask = torch.zeros(n, m, dtype=h.dtype).masked_fill(late, float("-inf"))
-                weights = torch.softmax(q @ K.transpose(1, 2) / math.sqrt(q.shape[-1]) + mask, -1)
+                d_k = h.shape[-1] if mistake == "scaled by d_model" else q.shape[-1]
+                weights = torch.softmax(q @ K.transpose(1, 2) / math.sqrt(d_k) + mask, -1)
                 attended = attn.W_O((weights @ V).transpose(0, 1).reshape(n, -1))  # (n, d)
                 h = block.add_and_norm(h, attended)
             next_id = model.logits(h[-1]).argmax().view(1)
@@ -247,6 +250,16 @@ CACHE_MISTAKES = {
     ),
     "new keys not attended": N_(
         "the new token did not attend to its own key: append its key and value first"
+    ),
+    "only the prompt kept": N_(
+        "only the prompt's keys and values stay in the cache: append each new token's too"
+    ),
+    "mask aligned top-left": N_(
+        "the one new query saw only the first key: is_causal=True (or tril on n × m) aligns "
+        "the mask top-left, but the new query is the last position and sees every cached key"
+    ),
+    "scaled by d_model": N_(
+        "the scores were divided by √d_model: each head divides by √d_head, its own key size"
     ),
     "new tokens only": N_("only the new tokens: return the prompt followed by them"),
 }

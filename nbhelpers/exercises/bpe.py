@@ -109,6 +109,8 @@ def check_merge_step(fn) -> CheckResult:
         # "a" followed by "bc" must stay as it is
         (tr("symbols of several characters: a + b, not a + bc"),
          {("a", "b"): 5, ("c", "a", "bc"): 2, ("a", "bc"): 1}),
+        # えう is the last (and only) pair of its text, and the top one
+        (tr("a text's last pair counts too: えう ×3"), _corpus({"あいう": 2, "えう": 3})),
         # aaa holds an odd run: merged from the left it is aa + a
         (tr("an odd run: aaa becomes aa + a, left to right"), _corpus({"aaa": 4, "ab": 3})),
         # after a + b, "a b c" and "ab c" are the same text: 2 + 1 times
@@ -118,7 +120,19 @@ def check_merge_step(fn) -> CheckResult:
         best, merged = _reference_step(corpus)
         counts = pair_counts(corpus)
         by_text = _counted_as_text(corpus)
+        short = Counter()
+        for symbols, times in corpus.items():  # range(len(symbols) - 2): the last pair missed
+            for pair in zip(symbols[:-1], symbols[1:-1], strict=False):
+                short[pair] += times
+        missed = max(short, key=short.get) if short else best
         mistakes = [
+            (
+                tr(
+                    "the last pair of each text was missed: a text of n symbols has n - 1 "
+                    "adjacent pairs"
+                ),
+                (missed, _merged(corpus, missed)),
+            ),
             (
                 tr("each text counted once: a text that occurs k times adds its pairs k times"),
                 lambda corpus=corpus: (

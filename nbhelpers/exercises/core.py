@@ -207,8 +207,19 @@ def difference(expected, got, atol: float, parts: Sequence[str] = ()) -> str | N
             )
         error = max_error(expected, got)
         if not error <= atol:
-            if expected.dim() == 0 and not expected.dtype.is_floating_point:  # a count
-                return tr("expected {expected}, got {got}", expected=int(expected), got=int(got))
+            if not expected.dtype.is_floating_point:  # ids, counts, truth values: name one
+                value = bool if expected.dtype == torch.bool else int
+                if expected.dim() == 0:
+                    return tr("expected {expected}, got {got}", expected=value(expected),
+                              got=value(got))  # fmt: skip
+                first = tuple(int(i) for i in (expected != got).nonzero()[0])
+                index = first[0] if len(first) == 1 else first
+                return tr(
+                    "{wrong} of {total} entries differ, the first at index {index}: expected "
+                    "{expected}, got {got}",
+                    wrong=int((expected != got).sum()), total=got.numel(), index=index,
+                    expected=value(expected[first]), got=value(got[first]),
+                )  # fmt: skip
             if atol == 0:  # an exact result: say how many entries are wrong
                 wrong = int((expected != got).sum())
                 return tr(
@@ -307,7 +318,14 @@ def leaving_arguments_alone(answer: Callable) -> Callable:
                         "tensor (x = x / T, not x /= T or x.div_(T); a slice like W[a:b] is a "
                         "view of W, so writing into it writes into W)",
                         name=name,
-                    ),
+                    )
+                    if isinstance(value, torch.Tensor)
+                    else tr(
+                        "{name} belongs to the caller, who still uses it: build a new "
+                        "{kind} (new = dict(old), list(old)) instead of changing it",
+                        name=name,
+                        kind=type(value).__name__,
+                    ),  # fmt: skip
                 )
         return result
 

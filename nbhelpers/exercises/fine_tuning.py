@@ -92,6 +92,7 @@ def check_task_head(cls) -> CheckResult:
         ("classification", (3, 7), [7, 4, 5]),
         ("similarity", (2, 2, 7), [7, 5, 4, 6]),
         ("multiple choice", (2, 4, 7), [7, 5, 6, 4, 5, 7, 6, 3]),
+        ("classification", (1, 7), [5]),  # a batch of one keeps its batch axis
     )
     for kind, shape, lengths in layouts:
         g = seeded(50 + len(cases))
@@ -135,6 +136,8 @@ def check_task_head(cls) -> CheckResult:
                         "itself, the last token the model reads"), variant(at="before")),
                     (tr("the softmax runs over the batch: it runs over each example's classes, "
                         "or for multiple choice over its k answers"), variant(over=0)),
+                    (tr("the batch axis was squeezed away: a batch of one keeps it, "
+                        "(1, n_classes)"), lambda: expected[0]),
                 ]  # fmt: skip
                 if kind == "similarity":
                     mistakes += [
@@ -146,7 +149,8 @@ def check_task_head(cls) -> CheckResult:
             return got, expected, mistakes
 
         cases.append(
-            Case(kind_name(kind), f"h {tuple(h.shape)}, ids {tuple(ids.shape)}", run, atol=1e-5,
+            Case(kind_name(kind) if shape[0] > 1 else tr("a batch of one"),
+                 f"h {tuple(h.shape)}, ids {tuple(ids.shape)}", run, atol=1e-5,
                  derived=True)
         )  # fmt: skip
     return run_cases(
@@ -155,11 +159,14 @@ def check_task_head(cls) -> CheckResult:
 
 
 def reference_loss(log_p, labels, lm_logits, ids, lam, pad_id, *, swap=False, sign=1.0,
-                   means=True, pad=True, shift=True, aux=True, mask="targets"):  # fmt: skip
+                   means=True, pad=True, shift=True, aux=True, mask="targets",
+                   axis1=False):  # fmt: skip
     """-L2/B - λ·L1/N, written with F.nll_loss and F.cross_entropy; the keywords make the
     usual mistakes (`mask` "inputs": the positions whose input is <PAD> left out, not those
     whose target is; "per sequence": L1 averaged over each sequence, then over them)."""
     logits, targets = (lm_logits[..., :-1, :], ids[..., 1:]) if shift else (lm_logits, ids)
+    if axis1:  # the shift written for (B, n) on axis 1, whatever the leading dimensions
+        logits, targets = lm_logits[:, :-1], ids[:, 1:]
     reduction = "mean" if means else "sum"
     L2_term = F.nll_loss(log_p, labels, reduction=reduction)  # -L2 / B
     if mask != "targets":
@@ -193,7 +200,7 @@ def check_fine_tuning_loss(fn) -> CheckResult:
 
     def trainable(loss):
         if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
-            raise TypeError(tr("the loss carries no gradient"))
+            raise Rejected(tr("the loss carries no gradient"), untrainable)
         return loss
 
     g = seeded(61)
@@ -226,6 +233,9 @@ def check_fine_tuning_loss(fn) -> CheckResult:
              variant(pad=False) if lam else None),
             (tr("the targets are not shifted: position t predicts token t + 1"),
              variant(shift=False) if lam else None),
+            (tr("the shift is on axis 1: with several answers per example ids is (B, k, n); "
+                "shift the last axis, ids[..., 1:]"),
+             variant(axis1=True) if lam and len(lead) > 1 else None),
             (tr("λ·L1 is missing: add λ times the language model's loss"),
              variant(aux=False) if lam else None),
             (tr("the positions whose input is <PAD> are left out, not those whose target is: "
@@ -238,7 +248,7 @@ def check_fine_tuning_loss(fn) -> CheckResult:
         cases.append(
             Case(name, f"log_p {tuple(log_p.shape)}, ids {tuple(ids.shape)}, λ = {lam:g}",
                  lambda f, a=args: as_loss(trainable(f(*a))), expected, atol=1e-5,
-                 mistakes=mistakes, if_raised=untrainable)
+                 mistakes=mistakes)
         )  # fmt: skip
     task = tr("return the fine-tuning loss of L3, a number to minimise.")
     return run_cases("fine_tuning_loss", fn, cases, task)

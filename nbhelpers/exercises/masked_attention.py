@@ -43,6 +43,8 @@ def check_left_padded_mask(fn) -> CheckResult:
         (tr("[PAD] [PAD] 犬 が 歩く beside a full sentence"), [5, 3], 5),
         (tr("three sentences, n = 4"), [2, 4, 1], 4),
         (tr("an empty sentence"), [3, 0], 3),
+        # a batch of one keeps its batch axis: (1, n, n), not (n, n)
+        (tr("a batch of one sentence"), [2], 4),
     ):
         allowed = left_padded_allowed(lengths, n)
         positions = torch.arange(n)
@@ -115,6 +117,10 @@ def check_left_padded_mask(fn) -> CheckResult:
                     (
                         tr("a boolean mask: the exercise asks for the additive 0 / -inf form"),
                         ~allowed,
+                    ),
+                    (
+                        tr("the batch axis was squeezed away: a batch of one keeps it, (1, n, n)"),
+                        additive(allowed)[0],
                     ),
                 ],
             )

@@ -60,6 +60,7 @@ EXERCISES = [
         "my_left_padded_mask",
         mistakes=[
             (lambda lengths, n: left_padded(lengths, n, side="right"), "this is right padding"),
+            (lambda lengths, n: left_padded(lengths, n).squeeze(), "the batch axis was squeezed"),
             (
                 lambda lengths, n: left_padded(lengths, n, off_by=1),
                 "the padding ends one position off",

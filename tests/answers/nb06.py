@@ -45,7 +45,15 @@ def merge_right_to_left(symbols, pair):
 
 
 def merge_step(
-    corpus, *, weighted=True, merged=True, least=False, as_text=False, lost=False, right=False
+    corpus,
+    *,
+    weighted=True,
+    merged=True,
+    least=False,
+    as_text=False,
+    lost=False,
+    right=False,
+    short=False,
 ):
 
     counts = Counter()
@@ -55,7 +63,7 @@ def merge_step(
             for a, b in set(zip(symbols, symbols[1:], strict=False)):
                 counts[(a, b)] += (times if weighted else 1) * text.count(f"{a} {b}")
             continue
-        for pair in zip(symbols, symbols[1:], strict=False):
+        for pair in zip(symbols[: -2 if short else None], symbols[1:], strict=False):
             counts[pair] += times if weighted else 1
     best = (min if least else max)(counts, key=counts.get)
     if not merged:
@@ -201,6 +209,7 @@ EXERCISES = [
             (merge_by_replace, "the merge crossed a symbol boundary"),
             (lambda c: merge_step(c, lost=True), "one count was lost"),
             (lambda c: merge_step(c, right=True), "merged from the right"),
+            (lambda c: merge_step(c, short=True), "the last pair of each text was missed"),
         ],
         other_styles=[],
     ),

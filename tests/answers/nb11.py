@@ -15,7 +15,7 @@ from . import Exercise
 
 
 def head_class(*, read="extract", orders="sum", over=-1, log=True, mc_outputs=1, probs=False,
-               bias=False):  # fmt: skip
+               bias=False, squeeze=False):  # fmt: skip
     """A classifier head with one of the usual mistakes (the defaults: none)."""
 
     class Head(nn.Module):
@@ -41,9 +41,18 @@ def head_class(*, read="extract", orders="sum", over=-1, log=True, mc_outputs=1,
                 scores = scores.squeeze(-1)
             if probs:
                 return torch.softmax(scores, over)
-            return torch.log_softmax(scores, over) if log else scores
+            out = torch.log_softmax(scores, over) if log else scores
+            return out.squeeze() if squeeze else out
 
     return Head
+
+
+def shift_on_axis_1(log_p, labels, lm_logits, ids, lam, pad_id):
+    """Notebook 11's shift for (B, n), copied to ids of shape (B, k, n)."""
+    logits, targets = lm_logits[:, :-1], ids[:, 1:]
+    lm = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                         ignore_index=pad_id)  # fmt: skip
+    return F.nll_loss(log_p, labels) + lam * lm
 
 
 def per_sequence_loss(log_p, labels, lm_logits, ids, lam, pad_id):
@@ -104,6 +113,7 @@ EXERCISES = [
             (head_class(log=False), "no log softmax"),
             (head_class(orders="first"), "one order only"),
             (head_class(orders="mean"), "the two orders are averaged"),
+            (head_class(squeeze=True), "the batch axis was squeezed away"),
             (head_class(over=0), "the softmax runs over the batch"),
             (head_class(mc_outputs=2), "scores each answer with one number"),
             (head_class(read="before"), "the token before <EXTRACT> is read"),
@@ -122,6 +132,7 @@ EXERCISES = [
             (lambda *a: reference_loss(*a, pad=False), "<PAD> targets count"),
             (lambda *a: reference_loss(*a, shift=False), "not shifted"),
             (lambda *a: reference_loss(*a, aux=False), "λ·L1 is missing"),
+            (shift_on_axis_1, "the shift is on axis 1"),
             (lambda *a: reference_loss(*a, mask="inputs"), "whose input is <PAD> are left out"),
             (per_sequence_loss, "averaged over each sequence"),
             (lambda *a: float(reference_loss(*a)), "not a Python float"),
