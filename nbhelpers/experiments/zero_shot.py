@@ -190,8 +190,9 @@ def measure_zero_shot(
 ) -> list[dict]:  # fmt: skip
     """The accuracy on each task's test set (the one fine-tuning is measured on) of each
     heuristic, its threshold set from the first n_labelled examples of the fine-tuning pool of
-    each seed, and (n_labelled and seed None) with the best threshold for the test set; and
-    method "truth", the heuristic with the grammar's exact probabilities (exact_accuracy).
+    each seed, and (n_labelled and seed None) with the best threshold for the test set;
+    method "truth", the heuristic with the grammar's exact probabilities (exact_accuracy); and
+    for the pair tasks method "no model", the string comparison that uses no model.
     Multiple choice needs no threshold: its rows have n_labelled None."""
     from .fine_tuning import split, test_set  # the fine-tuning runs' own examples
 
@@ -202,6 +203,8 @@ def measure_zero_shot(
         test_labels = labels_of(test)
         truth = dict(task=task, method="truth", n_labelled=None, seed=None)
         runs.append(dict(truth, accuracy=exact_accuracy(task)))
+        if task != "grammaticality":  # the baseline a pair task's heuristic must beat
+            runs.append(dict(truth, method="no model", accuracy=string_comparison(task)))
         if task == "multiple choice":  # no threshold: the highest-scoring answer is chosen
             scores = zero_shot_scores(task, model, test, tokenizer)
             accuracy = choice_accuracy(scores, test_labels)
@@ -235,3 +238,17 @@ def exact_accuracy(task: str) -> float:
     if task == "multiple choice":
         return choice_accuracy(scores, labels)
     return best_accuracy(scores, labels)
+
+
+@functools.cache
+def string_comparison(task: str) -> float:
+    """No model: the answer whose rewritten premise is the premise itself is taken as right
+    (entailment: label 1 when the hypothesis's rewrite is the premise). Its accuracy on the
+    test set shows what a pair task's zero-shot heuristic can read without any model."""
+    from .fine_tuning import test_set
+
+    test, _ = test_set(task)
+    same = [[rewritten_premise(e.parts[0], a) == list(e.parts[0]) for a in e.parts[1:]]
+            for e in test]  # fmt: skip
+    guesses = [int(s[0]) if task == "entailment" else s.index(True) for s in same]
+    return sum(g == e.label for g, e in zip(guesses, test, strict=True)) / len(test)

@@ -44,20 +44,19 @@ def zero_shot_figure(
     by_step: Sequence[dict],
     fine_tuning_runs: Sequence[dict],
     tasks: Sequence[str] = ("grammaticality", "entailment"),
-    no_model: dict[str, float] | None = None,
 ) -> Figure:
     """One row per task. Left: test accuracy against the labelled examples, each zero-shot
     heuristic (mean over seeds, band from the lowest to the highest seed) beside the stored
     fine-tuning of the pre-trained model with λ = 0.5, and the heuristic's ceiling with the
     grammar's exact probabilities (method "truth"). Right: the heuristics' accuracy with a
-    threshold from 16 labelled examples against the pre-training step of the checkpoint.
-    `no_model` maps a task to the accuracy of a baseline that uses no model, drawn on both."""
+    threshold from 16 labelled examples against the pre-training step of the checkpoint. A
+    baseline that uses no model (method "no model") is drawn across both."""
     figure = Canvas(figsize=(10.4, 4.0 * len(tasks)), dpi=100).figure
     axes = figure.subplots(len(tasks), 2, squeeze=False, gridspec_kw={"width_ratios": (3, 2)})
     for row, task in enumerate(tasks):
         left, right = axes[row]
         methods = [m for m in dict.fromkeys(r["method"] for r in by_size if r["task"] == task)
-                   if m != "truth"]  # fmt: skip
+                   if m not in ("truth", "no model")]  # fmt: skip
         for method in methods:
             colour, style, marker = METHOD_STYLES[method]
             runs = [r for r in by_size if (r["task"], r["method"]) == (task, method)]
@@ -93,9 +92,10 @@ def zero_shot_figure(
         right.set_title(tr("{task}: threshold from 16 examples", task=name_of(task)), fontsize=10)
         right.set_xlabel(tr("pre-training step of the checkpoint"), fontsize=9)
         for ax in (left, right):
-            if no_model and task in no_model:
-                ax.axhline(no_model[task], color=SERIES[3], ls="-.", lw=1.4,
-                           label=tr("a string comparison, no model"))  # fmt: skip
+            for r in by_size:
+                if (r["task"], r["method"]) == (task, "no model"):
+                    ax.axhline(r["accuracy"], color=SERIES[3], ls="-.", lw=1.4,
+                               label=tr("a string comparison, no model"))  # fmt: skip
             ax.axhline(0.5, color=PALE_GREY, lw=0.8)
             ax.set_ylim(0.4, 1.02)
             ax.set_ylabel(tr("test accuracy"), fontsize=9)
