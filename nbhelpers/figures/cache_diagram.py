@@ -12,7 +12,7 @@ from ..support.language import tr
 from ..support.validation import check_positive_int
 from .bars import SERIES_COLOURS
 from .canvas import Canvas, to_numpy
-from .style import GREY, LIGHT_GREY, MID_GREY, course_font
+from .style import GREY, INK, LIGHT_GREY, MID_GREY, course_font
 
 
 @course_font
@@ -62,7 +62,7 @@ def online_softmax_figure(scores, block: int, *, title: str | None = None) -> Fi
     if s.size < 1 or not np.all(np.isfinite(s)):
         raise ValueError(tr("scores must be a non-empty row of finite numbers, got {s}", s=s))
     figure = Canvas(figsize=(10.4, 3.9)).figure
-    ax = figure.add_axes((0.07, 0.28, 0.9, 0.56))
+    ax = figure.add_axes((0.07, 0.34, 0.9, 0.52))
     colours = (SERIES_COLOURS[0], SERIES_COLOURS[2])
     running_max, denominator = -np.inf, 0.0
     for b, start in enumerate(range(0, s.size, block)):
@@ -70,16 +70,23 @@ def online_softmax_figure(scores, block: int, *, title: str | None = None) -> Fi
         xs = np.arange(start, start + part.size)
         ax.bar(xs, part, color=colours[b % 2], alpha=0.7, width=0.8)
         new_max = max(running_max, float(part.max()))
-        denominator = denominator * np.exp(running_max - new_max) + np.exp(part - new_max).sum()
-        running_max = new_max
-        ax.text(start + (part.size - 1) / 2, -0.32, f"μ = {running_max:.2f}\nD = {denominator:.2f}",
-                transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=9)  # fmt: skip
+        rescale, added = np.exp(running_max - new_max), float(np.exp(part - new_max).sum())
+        readout = f"μ = {new_max:.2f}\nD = {added:.2f}"
+        if b:  # the old sum, rescaled to the new maximum, plus this block's
+            readout = (f"μ = {new_max:.2f}\nD = {denominator:.2f} × {rescale:.2f}\n"
+                       f"    + {added:.2f} = {denominator * rescale + added:.2f}")  # fmt: skip
+        denominator, running_max = denominator * rescale + added, new_max
+        ax.hlines(running_max, start - 0.45, start + part.size - 0.55, color=INK, lw=1.2,
+                  ls=":", label=tr("running maximum μ") if b == 0 else None)  # fmt: skip
+        ax.text(start + (part.size - 1) / 2, -0.2, readout, transform=ax.get_xaxis_transform(),
+                ha="center", va="top", fontsize=9)  # fmt: skip
         if start:
             ax.axvline(start - 0.5, color=LIGHT_GREY, linewidth=0.8, linestyle="--")
     ax.set_xticks(range(s.size))
     ax.tick_params(labelsize=9)
     ax.set_xlabel(tr("key j"), fontsize=10, labelpad=2)
     ax.set_ylabel(tr("score $s_j$"), fontsize=10)
+    ax.legend(fontsize=9, loc="upper left", frameon=False)
     figure.suptitle(
         title or tr("Online softmax: the keys block by block, {block} at a time",
                                block=block), fontsize=11)  # fmt: skip
