@@ -19,7 +19,8 @@ from .style import GREY, INK, LIGHT_GREY, MID_GREY, course_font
 def kv_cache_diagram(steps: int = 4, *, title: str | None = None) -> Figure:
     """One column per generation step t: the cached keys and values of tokens 0 .. t − 1
     (grey, computed at earlier steps), the new token's k_t and v_t (coloured, computed
-    now) appended, and its query q_t, the only query of the step, attending to all t + 1."""
+    now) appended, and its query q_t at position t, the only query of the step, attending to
+    all t + 1 keys (one arrow each)."""
     check_positive_int("steps", steps)
     if steps > 8:
         raise ValueError(tr("steps must be at most 8 to be drawn, got {steps}", steps=steps))
@@ -42,9 +43,14 @@ def kv_cache_diagram(steps: int = 4, *, title: str | None = None) -> Figure:
         ax.add_patch(Rectangle((x + 0.4, -0.85), 0.7, 0.7, facecolor=SERIES_COLOURS[1],
                                alpha=0.45, edgecolor="white"))  # fmt: skip
         ax.text(x + 0.75, -0.5, f"$q_{{{t}}}$", ha="center", va="center", fontsize=10)
-        ax.annotate("", (x + 0.75, -0.05), (x + 0.75, -0.2),
-                    arrowprops={"arrowstyle": "->", "color": MID_GREY})  # fmt: skip
-    ax.text(-0.85, steps + 0.55, tr("grey: cached; coloured: computed at this step"),
+        for j in range(t + 1):  # q_t reads every key so far, its own included
+            ax.annotate("", (x - 0.02, j + 0.42), (x + 0.4, -0.5),
+                        arrowprops={"arrowstyle": "->", "color": MID_GREY, "lw": 0.8,
+                                    "connectionstyle": "arc3,rad=-0.25"})  # fmt: skip
+        ax.text(x + 1.15, -0.5, tr("position {t}", t=t), ha="left", va="center", fontsize=8,
+                color=GREY)  # fmt: skip
+    ax.text(-0.85, steps + 0.55,
+            tr("grey: cached; coloured: computed at this step; every block keeps its own stack"),
             ha="left", fontsize=9, color=GREY)  # fmt: skip
     default = tr("The KV cache: each step adds one row of keys and values")
     figure.suptitle(title or default, fontsize=11)
