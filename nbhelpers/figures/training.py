@@ -32,7 +32,7 @@ def training_figure(
         label=tr("target {target} nats", target=kl_target),
     )
     # Models that see only the last few tokens, exactly: how far each stays from the truth.
-    styles = (":", "-.", (0, (6, 3)), (0, (1, 1)))
+    styles = (":", "-.", (0, (6, 3)), (0, (3, 1, 1, 1, 1, 1)))  # no two alike
     for (name, kl), style in zip((baselines or {}).items(), styles, strict=False):
         kl_ax.axhline(kl, color=GREY, linestyle=style, linewidth=1.2, label=f"{name} {kl:.3f}")
     kl_ax.set_yscale("log")
