@@ -338,6 +338,23 @@ def test_settings_refuse_what_they_cannot_run():
         FineTuningSettings(model="huge")
     with pytest.raises(ValueError, match="schedule must be one of"):
         FineTuningSettings(schedule="cosine")
+    with pytest.raises(ValueError, match="embeddings must be one of"):
+        FineTuningSettings(embeddings="huge")
+
+
+def test_swapped_embeddings_are_the_other_models_and_nothing_else():
+    from nbhelpers.experiments.course_model import DEEP_MODEL_PATH, load_course_model
+    from nbhelpers.experiments.fine_tuning import starting_model
+
+    deep = load_course_model(path=DEEP_MODEL_PATH)
+    own, _ = starting_model(0, seed=0, model="course")
+    swapped, _ = starting_model(0, seed=0, model="course", embeddings="deep")
+    rows = deep.W_e.weight.shape[0]  # the task tokens' new rows come after the vocabulary
+    assert torch.equal(swapped.W_e.weight[:rows], deep.W_e.weight)
+    assert torch.equal(swapped.W_p, deep.W_p)
+    assert torch.equal(swapped.W_e.weight[rows:], own.W_e.weight[rows:])  # same new rows
+    assert all(torch.equal(a, b) for a, b in zip(swapped.blocks.parameters(),
+                                                  own.blocks.parameters(), strict=True))  # fmt: skip
 
 
 def test_a_run_with_dropout_does_not_depend_on_what_ran_before():

@@ -86,8 +86,24 @@ def test_the_stored_measurements_cover_their_sweeps():
                for r in runs)  # fmt: skip
     assert len(claims["layers"]) == 2 * len(SEEDS) * 6  # none, 0, 1, 2, 3, 4 blocks
     assert len(claims["probes"]) == len(PROBE_FEATURES) * len(SEEDS) * len(SIZES)
-    for part in ("recipes", "layers", "probes"):
+    assert len(claims["embeddings"]) == 2 * len(SEEDS) * 4  # 2 stacks x 2 embeddings
+    for part in ("recipes", "layers", "embeddings", "probes"):
         assert all(0.0 <= r["accuracy"] <= 1.0 for r in claims[part])
+
+
+def test_the_last_word_probe_reads_the_state_just_before_extract():
+    from nbhelpers.experiments.fine_tuning import encode, split, starting_model, task_tokenizer
+    from nbhelpers.experiments.fine_tuning_claims import probe_features
+    from nbhelpers.gpt1 import evaluating
+
+    examples = split("grammaticality", 0)[0][:5]
+    model, new_ids = starting_model(1, seed=0)
+    ids, _ = encode("grammaticality", examples, task_tokenizer())
+    with evaluating(model):
+        h = model.hidden_states(ids)
+    at = (ids == new_ids[1]).long().argmax(-1) - 1  # the position before <EXTRACT>
+    expected = h[torch.arange(len(examples)), at].double()
+    assert torch.equal(probe_features("last word, course model", examples, 0), expected)
 
 
 @pytest.mark.slow  # a fine-tuning run
