@@ -353,8 +353,8 @@ def test_swapped_embeddings_are_the_other_models_and_nothing_else():
     assert torch.equal(swapped.W_e.weight[:rows], deep.W_e.weight)
     assert torch.equal(swapped.W_p, deep.W_p)
     assert torch.equal(swapped.W_e.weight[rows:], own.W_e.weight[rows:])  # same new rows
-    assert all(torch.equal(a, b) for a, b in zip(swapped.blocks.parameters(),
-                                                  own.blocks.parameters(), strict=True))  # fmt: skip
+    pairs = zip(swapped.blocks.parameters(), own.blocks.parameters(), strict=True)
+    assert all(torch.equal(a, b) for a, b in pairs)
 
 
 def test_a_run_with_dropout_does_not_depend_on_what_ran_before():
