@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..support.language import tr
+from ..support.language import N_, tr
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 from .gpt_cases import (
     SENTENCE,
@@ -95,6 +95,85 @@ def reference_step(model, ids, pad_id, lr, micro_batch, **mistake):
     return torch.tensor(reported, dtype=torch.float64), parameters_of(model)
 
 
+# The usual slips of an accumulated step: (hint, accumulated_step's keywords that make it,
+# whether it shows only when the batch is cut into several micro-batches).
+ACCUMULATION_MISTAKES = [
+    (
+        N_(
+            "the loss is the mean of the micro-batches' means: they hold different numbers of "
+            "tokens, so divide each micro-batch's summed loss by the whole batch's token count"
+        ),
+        {"weighting": "means"},
+        True,
+    ),
+    (
+        N_(
+            "the targets are not shifted: the logits at position t must be compared with token "
+            "t + 1 (model(ids[:, :-1]) against ids[:, 1:])"
+        ),
+        {"shift": False},
+        False,
+    ),
+    (
+        N_("shifted the wrong way: position t predicts token t + 1, not t - 1"),
+        {"backwards": True},
+        False,
+    ),
+    (
+        N_("the <PAD> targets count: pass ignore_index=pad_id to F.cross_entropy"),
+        {"ignore": False},
+        False,
+    ),
+    (
+        N_(
+            "the <PAD> targets are left out of the sum but counted in N: divide by the number "
+            "of targets that are not pad_id"
+        ),
+        {"pads_in_count": True},
+        False,
+    ),
+    (
+        N_(
+            "the inputs were cut but the targets not shifted: the logits of "
+            "model(ids[:, :-1]) are compared with ids[:, 1:], not ids[:, :-1]"
+        ),
+        {"shift": "inputs"},
+        False,
+    ),
+    (
+        N_("the loss is a sum: the mean over the predicted tokens is -L1 / N"),
+        {"weighting": "sum"},
+        False,
+    ),
+    (
+        N_(
+            "the old gradients were not cleared: call optimizer.zero_grad() once, before the "
+            "first backward"
+        ),
+        {"zero": "none"},
+        False,
+    ),
+    (
+        N_(
+            "zero_grad inside the loop: each micro-batch wipes the gradients of the ones before "
+            "it; clear them once, before the loop"
+        ),
+        {"zero": "each"},
+        True,
+    ),
+    (
+        N_("a step per micro-batch: accumulate the gradients, then step once"),
+        {"step": "each"},
+        True,
+    ),
+    (
+        N_("the weights did not move: call optimizer.step() after the loop"),
+        {"step": "none"},
+        False,
+    ),
+]
+
+
 @leaves_state_alone
 def check_accumulated_step(fn) -> CheckResult:
     """fn(model, optimizer, ids, pad_id, micro_batch) must make, in micro-batches of
@@ -142,69 +221,8 @@ def check_accumulated_step(fn) -> CheckResult:
                 return reference_step(model, ids, 0, lr, micro, **mistake)
 
             mistakes = [
-                (
-                    tr(
-                        "the loss is the mean of the micro-batches' means: they hold different "
-                        "numbers of tokens, so divide each micro-batch's summed loss by the "
-                        "whole batch's token count"
-                    ),
-                    (lambda: variant(weighting="means")) if split else None,
-                ),
-                (
-                    tr(
-                        "the targets are not shifted: the logits at position t must be "
-                        "compared with token t + 1 (model(ids[:, :-1]) against ids[:, 1:])"
-                    ),
-                    lambda: variant(shift=False),
-                ),
-                (
-                    tr("shifted the wrong way: position t predicts token t + 1, not t - 1"),
-                    lambda: variant(backwards=True),
-                ),
-                (
-                    tr("the <PAD> targets count: pass ignore_index=pad_id to F.cross_entropy"),
-                    lambda: variant(ignore=False),
-                ),
-                (
-                    tr(
-                        "the <PAD> targets are left out of the sum but counted in N: divide by "
-                        "the number of targets that are not pad_id"
-                    ),
-                    lambda: variant(pads_in_count=True),
-                ),
-                (
-                    tr(
-                        "the inputs were cut but the targets not shifted: the logits of "
-                        "model(ids[:, :-1]) are compared with ids[:, 1:], not ids[:, :-1]"
-                    ),
-                    lambda: variant(shift="inputs"),
-                ),
-                (
-                    tr("the loss is a sum: the mean over the predicted tokens is -L1 / N"),
-                    lambda: variant(weighting="sum"),
-                ),
-                (
-                    tr(
-                        "the old gradients were not cleared: call optimizer.zero_grad() once, "
-                        "before the first backward"
-                    ),
-                    lambda: variant(zero="none"),
-                ),
-                (
-                    tr(
-                        "zero_grad inside the loop: each micro-batch wipes the gradients of "
-                        "the ones before it; clear them once, before the loop"
-                    ),
-                    (lambda: variant(zero="each")) if split else None,
-                ),
-                (
-                    tr("a step per micro-batch: accumulate the gradients, then step once"),
-                    (lambda: variant(step="each")) if split else None,
-                ),
-                (
-                    tr("the weights did not move: call optimizer.step() after the loop"),
-                    lambda: variant(step="none"),
-                ),
+                (tr(hint), (lambda kw=kw: variant(**kw)) if split or not needs_split else None)
+                for hint, kw, needs_split in ACCUMULATION_MISTAKES
             ]
             return got, variant(), mistakes
 
