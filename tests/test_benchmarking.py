@@ -68,6 +68,7 @@ def test_formatting():
     assert bm.format_bytes(None) == "n/a"
     assert bm.format_bytes(512) == "512 B"
     assert bm.format_bytes(1536) == "1.5 KiB"
+    assert bm.format_bytes(3 * 2**40) == "3 TiB"
     assert bm.format_bytes(3 * 2**30) == "3 GiB"
 
 

@@ -91,14 +91,18 @@ def test_an_answer_that_raises_fails_without_raising(exercise):
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=IDS)
-def test_misusing_the_checker_is_a_type_error_naming_the_argument(exercise):
-    wrong_kind = skeleton_function if exercise.is_class else SkeletonModule
-    with pytest.raises(
-        TypeError, match="must be a class" if exercise.is_class else "must be a function"
-    ):
-        exercise.checker(wrong_kind)
-    with pytest.raises(TypeError, match="cls" if exercise.is_class else "fn"):
-        exercise.checker(42)
+def test_the_wrong_kind_of_answer_is_reported_naming_the_argument(exercise):
+    """A function where a class is asked for, an instance, a value: a failed report that says
+    what was expected, never a traceback."""
+    instance = torch.nn.Linear(2, 2) if exercise.is_class else None  # a module, not its class
+    for wrong_kind in (skeleton_function if exercise.is_class else SkeletonModule, 42, instance):
+        if wrong_kind is None:
+            continue
+        result = exercise.checker(wrong_kind)
+        report = repr(result)
+        assert result.status == FAILED and not bool(result), report
+        assert ("must be a class" if exercise.is_class else "must be a function") in report
+        assert ("cls" if exercise.is_class else "fn") in report and len(report.splitlines()) == 1
 
 
 def test_reports_are_stable_from_run_to_run():

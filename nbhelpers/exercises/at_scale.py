@@ -126,6 +126,11 @@ def check_cached_causal_mask(fn) -> CheckResult:
     lower-right causal bias (torch.nn.attention.bias.causal_lower_right; the tests compare the
     two, since importing that module here would load torch's compiler stack, seconds)."""
     check_function("fn", fn)
+    if "causal_mask" in getattr(getattr(fn, "__code__", None), "co_names", ()):
+        where = tr("the answer calls nbhelpers' causal_mask, the function this exercise asks "
+                   "you to write: build the mask from torch alone")  # fmt: skip
+        line = tr("✗ {exercise}: {where}", exercise="cached_causal_mask", where=where)
+        return CheckResult("cached_causal_mask", FAILED, [line])
     cases = []
     for name, n, m in (
         (tr("one new token after 4 cached ones"), 1, 5),
@@ -167,6 +172,13 @@ def check_cached_causal_mask(fn) -> CheckResult:
                     (
                         tr("a boolean mask: the exercise asks for the additive 0 / -inf form"),
                         allowed,
+                    ),
+                    (
+                        tr(
+                            "the diagonal moved the wrong way: the new queries sit m - n "
+                            "positions down, so the offset is + (m - n), triu(m - n + 1)"
+                        ),
+                        torch.full((n, m), NEG_INF).triu(n - m + 1),
                     ),
                     (
                         tr(

@@ -460,10 +460,15 @@ def matrices(expected, got) -> tuple | None:
     return expected.detach().cpu(), got.detach().cpu()
 
 
+class WrongKind(TypeError):
+    """The answer handed to a checker is the wrong kind of thing (a class where a function is
+    asked for, an instance or a function where a class is): reported, not raised."""
+
+
 def check_function(name: str, answer) -> None:
     """The checker's own misuse: the answer must be a function, not a class or a value."""
     if inspect.isclass(answer) or not callable(answer):
-        raise TypeError(
+        raise WrongKind(
             tr(
                 "{name} must be a function (pass the function itself, not its result), got "
                 "{got_type}",
@@ -476,7 +481,7 @@ def check_function(name: str, answer) -> None:
 def check_class(name: str, answer) -> None:
     """The checker's own misuse: the answer must be a class (an nn.Module subclass)."""
     if not inspect.isclass(answer):
-        raise TypeError(
+        raise WrongKind(
             tr(
                 "{name} must be a class (an nn.Module subclass, not an instance or a function), "
                 "got {got_type}",
@@ -515,6 +520,10 @@ def leaves_state_alone(checker: Callable) -> Callable:
                 torch.set_default_dtype(torch.float32)
                 torch.set_grad_enabled(True)
                 return checker(*args, **kwargs)
+            except WrongKind as wrong:  # the learner passed the wrong thing: say so
+                exercise = checker.__name__.removeprefix("check_")
+                line = tr("✗ {exercise}: {where}", exercise=exercise, where=str(wrong))
+                return CheckResult(exercise, FAILED, [line])
             finally:
                 torch.set_default_dtype(dtype)
                 torch.set_grad_enabled(grad)

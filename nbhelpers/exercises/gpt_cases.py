@@ -63,6 +63,13 @@ def parameters_of(model: nn.Module) -> torch.Tensor:
 
 def as_loss(loss) -> torch.Tensor:
     """The learner's loss, a float or a 0-d tensor, as a float64 value to compare."""
+    if not isinstance(loss, (int, float, torch.Tensor)) or (
+        isinstance(loss, torch.Tensor) and loss.numel() != 1
+    ):
+        raise Rejected(
+            tr("the step returned {got}, not the batch's loss", got=describe(loss)),
+            tr("return the loss of the whole batch, one number (a 0-d tensor): return loss"),
+        )
     value = loss.detach() if isinstance(loss, torch.Tensor) else loss
     return torch.tensor(float(value), dtype=torch.float64)
 

@@ -210,6 +210,13 @@ def check_causal_multi_head(cls) -> CheckResult:
                     ),
                     (
                         tr(
+                            "the head axis was squeezed away: with one head the weights are "
+                            "still (..., 1, n, n)"
+                        ),
+                        (expected[0], expected[1].squeeze(-3)),
+                    ),
+                    (
+                        tr(
                             "the weights are averaged over the heads: return them per head, "
                             "(..., n_h, n, n)"
                         ),

@@ -369,6 +369,15 @@ def check_top_p_filter(fn) -> CheckResult:
                 nucleus(probs, p),
                 atol=1e-6,
                 mistakes=[
+                    (  # first: on its own it can leave what another slip leaves
+                        tr(
+                            "each probability was compared with p: top-p keeps the likeliest "
+                            "tokens until their running sum reaches p"
+                        ),
+                        (lambda kept: kept / kept.sum())(
+                            probs * ((probs >= p) | (torch.arange(len(probs)) == probs.argmax()))
+                        ),
+                    ),
                     (
                         tr(
                             "one token too many: a prefix that sums to exactly p already "

@@ -253,6 +253,7 @@ def check_log_likelihood(fn) -> CheckResult:
         ("<SOS> 犬 が 河岸 を 歩く", (6,), len(VOCAB)),
         (tr("a batch of 4"), (4, 7), 11),
         (tr("two batch dims"), (2, 3, 5), 8),
+        (tr("a batch of one"), (1, 6), 9),  # keeps its batch axis: (1,), not ()
     ):
         ids = SENTENCE if shape == (6,) else torch.randint(0, V, shape, generator=g)
         logits = randn(g, *shape, V, scale=2.0)
@@ -289,6 +290,10 @@ def check_log_likelihood(fn) -> CheckResult:
                             "and score ids[..., 1:]"
                         ),
                         unshifted[..., 1:].sum(-1),
+                    ),
+                    (
+                        tr("the batch axis was squeezed away: a batch of one keeps it, (1,)"),
+                        per_token.sum(-1).squeeze(),
                     ),
                     (
                         tr("probabilities, not log-probabilities: take the log (log_softmax)"),

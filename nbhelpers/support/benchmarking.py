@@ -248,8 +248,8 @@ def format_bytes(count: int | None) -> str:
     if count is None:
         return "n/a"
     value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
             return f"{value:.3g} {unit}" if unit != "B" else f"{int(value)} B"
         value /= 1024
     raise AssertionError("unreachable")

@@ -84,7 +84,13 @@ class GroupedWithSdpa(nn.Module):
 
 
 def fused_class(
-    mask=True, average=False, layout="qkv", scale_by="d_head", use_output=True, diagonal=1
+    mask=True,
+    average=False,
+    layout="qkv",
+    scale_by="d_head",
+    use_output=True,
+    diagonal=1,
+    squeeze=False,
 ):
     """mask: True (before softmax), False, or "after" (zeroing the weights after softmax);
     layout: "qkv" (split [Q | K | V], then heads), "per_head", or "no_transpose"."""
@@ -118,6 +124,8 @@ def fused_class(
             if mask == "after":
                 weights = weights.masked_fill(future, 0.0)
             out = (weights @ v).transpose(-3, -2).flatten(-2)
+            if squeeze:  # a size-1 axis squeezed away
+                weights = weights.squeeze(-3)
             return (self.W_O(out) if use_output else out), (
                 weights.mean(-3) if average else weights
             )
@@ -165,6 +173,7 @@ EXERCISES = [
         "MyCausalMultiHead",
         mistakes=[
             (fused_class(mask=False), "no causal mask"),
+            (fused_class(squeeze=True), "the head axis was squeezed away"),
             (fused_class(average=True), "averaged over the heads"),
             (fused_class(layout="per_head"), "the fused output is [Q | K | V]"),
             (fused_class(scale_by="d_model"), "√d_model"),

@@ -88,6 +88,10 @@ EXERCISES = [
             (lambda lg, ids: log_probs_at(lg, ids).sum(-1), "off by one"),
             (lambda lg, ids: log_probs_at(lg, ids)[..., 1:].sum(-1), "the last position predicts"),
             (
+                lambda lg, ids: log_probs_at(lg[..., :-1, :], ids[..., 1:]).sum(-1).squeeze(),
+                "the batch axis was squeezed away",
+            ),
+            (
                 lambda lg, ids: (
                     F.softmax(lg[..., :-1, :], -1)
                     .gather(-1, ids[..., 1:, None])
@@ -114,6 +118,7 @@ EXERCISES = [
             (accumulated(step="each"), "a step per micro-batch"),
             (accumulated(step="none"), "the weights did not move"),
             (accumulated(split=False), "ids.split(micro_batch)"),
+            (lambda *a: (accumulated()(*a), None)[1], "return the loss of the whole batch"),
         ],
         other_styles=[accumulated_with_means],
     ),

@@ -13,8 +13,9 @@ from nbhelpers.exercises import (
 )
 from nbhelpers.exercises.at_scale import cached_generate
 from nbhelpers.inference import generate
+from nbhelpers.masks import causal_mask
 
-from . import Exercise
+from . import Exercise, Says
 
 NEG_INF = float("-inf")
 
@@ -101,6 +102,8 @@ EXERCISES = [
                 lambda n, m: torch.zeros(n, m).masked_fill(lower_right(n, m) == 0, NEG_INF),
                 "the mask is flipped",
             ),
+            (lambda n, m: torch.full((n, m), NEG_INF).triu(n - m + 1), "the wrong way"),
+            (lambda n, m: causal_mask(n, m), Says("the function this exercise asks you to write")),
         ],
         other_styles=[
             lambda n, m: torch.zeros(n, m).masked_fill(
