@@ -273,11 +273,12 @@ def scaling_readout(d_k: int, scale: bool = False) -> tuple[float, str]:
 
 
 @cache
-def notebook_run(stem: str, edits: tuple[tuple[str, str], ...], until: int) -> dict:
+def notebook_run(stem: str, edits: tuple[tuple[str, str], ...], until: str) -> dict:
     """What a learner's edited notebook computes: the English notebook's code cells up to
-    cell `until`, run in order in one namespace, with each (old, new) of `edits` replaced in
-    the cells that hold it (the Try-it's edit; each must occur somewhere). Printing and
-    display are silenced; the namespace is returned."""
+    the cell whose id is `until` (an id: a cell added above does not move it), run in order
+    in one namespace, with each (old, new) of `edits` replaced in the cells that hold it (the
+    Try-it's edit; each must occur somewhere). Printing and display are silenced; the
+    namespace is returned."""
     import contextlib
     import io
     from pathlib import Path
@@ -285,7 +286,8 @@ def notebook_run(stem: str, edits: tuple[tuple[str, str], ...], until: int) -> d
     import nbformat
 
     path = Path(__file__).resolve().parent.parent / "notebooks" / f"{stem}.ipynb"
-    cells = nbformat.read(path, as_version=4).cells[: until + 1]
+    cells = nbformat.read(path, as_version=4).cells
+    cells = cells[: [cell.id for cell in cells].index(until) + 1]
     namespace = {"__name__": "__main__", "display": lambda *args, **kwargs: None}
     applied = set()
     for index, cell in enumerate(cells):
@@ -309,7 +311,7 @@ def flaw_section(d_k: int) -> dict:
     run = notebook_run(
         "03_weighted_sum_and_self_attention",
         (("SelfAttention(d_model, d_k=2)", f"SelfAttention(d_model, d_k={d_k})"),),
-        until=32,
+        until="3dbcc6d9",
     )
     return {
         "gap": float(run["gap"]),
@@ -322,7 +324,7 @@ def flaw_section(d_k: int) -> dict:
 def median_flaw_ratio(d_k: int = 1, heads: int = 2000, seed: int = 0) -> float:
     """03: over `heads` random heads like the flaw section's (weights N(0, 1/d_model), the
     section's X, a random direction g), the median |dℓ/dW_Q| with ÷√d_model over ÷√d_k."""
-    run = notebook_run("03_weighted_sum_and_self_attention", (), until=32)
+    run = notebook_run("03_weighted_sum_and_self_attention", (), until="3dbcc6d9")
     X, d_model = run["X"].cpu(), run["d_model"]
     generator = torch.Generator().manual_seed(seed)
     ratios = []
@@ -343,7 +345,9 @@ def padding_rows_moved(lengths: str = "[5, 1]") -> float:
     """04: with `lengths = [5, 1]`, how far the [PAD] rows move between the causal-only and
     the causal + padding outputs (the cell after the padding check prints it)."""
     run = notebook_run(
-        "04_masked_self_attention", (("lengths = [5, 3]", f"lengths = {lengths}"),), until=25
+        "04_masked_self_attention",
+        (("lengths = [5, 3]", f"lengths = {lengths}"),),
+        until="c4a0e003",
     )
     return float(run["moved"])
 
@@ -359,7 +363,7 @@ def clamped_mask_leak() -> tuple[int, float]:
             ("outputs(X, M), outputs(changed, M)", clamped),
             ('assert earlier == 0.0, "an earlier output saw the future"', stop),
         ),
-        until=15,
+        until="f82ed53e",
     )
     return run["c"], float(run["earlier"])
 
@@ -367,7 +371,7 @@ def clamped_mask_leak() -> tuple[int, float]:
 def unmasked_reference_errors() -> list[float]:
     """07: the block check with src_mask=M removed from the reference: the largest error at
     each position, block(h) against the reference layer without the causal mask."""
-    run = notebook_run("07_gpt1_transformer_block", (), until=16)
+    run = notebook_run("07_gpt1_transformer_block", (), until="dr0pa209")
     h, block, reference = run["h"], run["block"], run["reference"]
     with torch.no_grad():
         error = (block(h[None]) - reference(h[None])).abs().amax(dim=-1)[0]
@@ -377,7 +381,7 @@ def unmasked_reference_errors() -> list[float]:
 def explorer_movement(position: int, replacement: str) -> torch.Tensor:
     """07: the CausalityExplorer's movement() after changing `position` to `replacement`,
     on notebook 07's demo model and first sentence, (layers, positions)."""
-    run = notebook_run("07_gpt1_transformer_block", (), until=36)
+    run = notebook_run("07_gpt1_transformer_block", (), until="f909249f")
     explorer = run["explorer"]
     explorer.position.value = position
     explorer.replacement.value = run["vocab"].index(replacement)
@@ -390,7 +394,7 @@ def blockwise_errors(block: int) -> dict:
     and how many outputs differ from F.sdpa by more than 1e-6."""
     import torch.nn.functional as F
 
-    run = notebook_run("10_attention_at_scale", (), until=6)
+    run = notebook_run("10_attention_at_scale", (), until="e4ab4eab")
     Q, K, V = (run[name].cpu() for name in "QKV")
     ours, theirs = (
         run["blockwise_attention"](Q, K, V, block),
@@ -412,7 +416,7 @@ def _notebook_08(shift: bool = True) -> dict:
     """08's definitions (cells up to train_by_hand), with train_step's targets unshifted
     (`ids[:, :-1]`, the third Try-it) when shift is False."""
     edits = () if shift else (("ids[:, 1:].flatten()", "ids[:, :-1].flatten()"),)
-    return notebook_run("08_training_gpt1", edits, until=15)
+    return notebook_run("08_training_gpt1", edits, until="c8a1e007")
 
 
 def hand_losses(steps: int, *, shift: bool = True, **kwargs):
@@ -472,7 +476,7 @@ def largest_early_rise(seeds: int = 4, steps: int = 20) -> float:
 @cache
 def _notebook_05() -> dict:
     """05 up to its explorer (cell 38): X, mha, the explorer and the rest."""
-    return notebook_run("05_multi_head_attention", (), until=38)
+    return notebook_run("05_multi_head_attention", (), until="0b71e00f")
 
 
 def four_heads_gap() -> float:

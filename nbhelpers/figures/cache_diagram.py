@@ -47,7 +47,7 @@ def kv_cache_diagram(steps: int = 4, *, title: str | None = None) -> Figure:
             ax.annotate("", (x - 0.02, j + 0.42), (x + 0.4, -0.5),
                         arrowprops={"arrowstyle": "->", "color": MID_GREY, "lw": 0.8,
                                     "connectionstyle": "arc3,rad=-0.25"})  # fmt: skip
-        ax.text(x + 1.15, -0.5, tr("position {t}", t=t), ha="left", va="center", fontsize=8,
+        ax.text(x + 1.15, -0.5, tr("position {t}", t=t), ha="left", va="center", fontsize=9,
                 color=GREY)  # fmt: skip
     ax.text(-0.85, steps + 0.55,
             tr("grey: cached; coloured: computed at this step; every block keeps its own stack"),
