@@ -186,3 +186,28 @@ def test_train_rejects_bad_input(grammar):
         train(model, grammar, steps=5, checkpoints=[6])
     with pytest.raises(TypeError, match="checkpoints must be a sequence"):
         train(model, grammar, steps=5, checkpoints=5)
+
+
+def test_train_step_leaves_the_pad_targets_out_of_the_loss_and_the_gradient():
+    """-L1 / N over the targets that are not <PAD>: the loss equals a sum over the real
+    targets divided by their count, and the step moves the weights exactly as a loss
+    computed from the real targets alone."""
+    import copy
+
+    from nbhelpers.experiments.pretraining import train_step
+
+    torch.manual_seed(0)
+    model = GPT1(GPT1Config(vocab_size=9, n_ctx=8, d_model=16, n_layers=1, n_heads=2))
+    ids = torch.tensor([[1, 3, 5, 6, 2, 0, 0], [1, 4, 5, 7, 8, 6, 2]])  # 0 is <PAD>
+    twin = copy.deepcopy(model)
+    loss = train_step(model, torch.optim.SGD(model.parameters(), lr=0.1), ids, pad_id=0)
+    logits, targets = twin(ids[:, :-1]), ids[:, 1:]
+    real = targets != 0
+    by_hand = -F.log_softmax(logits, -1).gather(-1, targets[..., None])[..., 0][real].mean()
+    assert torch.allclose(loss, by_hand.detach(), atol=1e-6)
+    optimizer = torch.optim.SGD(twin.parameters(), lr=0.1)
+    optimizer.zero_grad()
+    by_hand.backward()
+    optimizer.step()
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in
+               zip(model.parameters(), twin.parameters(), strict=True))  # fmt: skip
