@@ -1,4 +1,6 @@
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -98,3 +100,20 @@ def test_importing_the_package_changes_nothing_in_the_process():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", "False"]  # libc not loaded, no plotting imported
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux only")
+def test_probing_whether_the_peak_can_be_reset_keeps_the_peak_so_far():
+    """memory_method() and peak_memory() reset VmHWM; the process's peak before them must
+    survive in process_peak_bytes. Run in a fresh process: the suite's own peak would hide a
+    loss."""
+    code = (
+        "import torch\n"
+        "from nbhelpers.support import benchmarking as bm\n"
+        "x = torch.ones(100_000_000); del x\n"  # 400 MB at the peak, then freed
+        "bm.memory_method(); bm.peak_memory(lambda: torch.zeros(10))\n"
+        "print(bm.process_peak_bytes())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    assert int(done.stdout.split()[-1]) >= 400_000_000

@@ -175,7 +175,11 @@ def _resident_bytes(field: str) -> int:
 
 
 def _can_reset_peak_rss() -> bool:
+    """Whether VmHWM can be reset here; trying resets it, so the peak so far is kept first
+    (process_peak_bytes reports it)."""
+    global _peak_before_resets
     try:
+        _peak_before_resets = max(_peak_before_resets, _resident_bytes("VmHWM:"))
         _PROC_CLEAR_REFS.write_text("5")
         _resident_bytes("VmHWM:")
     except OSError:
