@@ -126,11 +126,10 @@ def check_cached_causal_mask(fn) -> CheckResult:
     lower-right causal bias (torch.nn.attention.bias.causal_lower_right; the tests compare the
     two, since importing that module here would load torch's compiler stack, seconds)."""
     check_function("fn", fn)
-    if "causal_mask" in getattr(getattr(fn, "__code__", None), "co_names", ()):
-        where = tr("the answer calls nbhelpers' causal_mask, the function this exercise asks "
-                   "you to write: build the mask from torch alone")  # fmt: skip
-        line = tr("✗ {exercise}: {where}", exercise="cached_causal_mask", where=where)
-        return CheckResult("cached_causal_mask", FAILED, [line])
+    if (
+        refused := refusing_names("cached_causal_mask", fn, ["causal_mask", "causal_lower_right"])
+    ) is not None:
+        return refused
     cases = []
     for name, n, m in (
         (tr("one new token after 4 cached ones"), 1, 5),

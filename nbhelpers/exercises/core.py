@@ -45,6 +45,7 @@ __all__ = [
     "check_class",
     "check_function",
     "CheckResult",
+    "refusing_names",
     "describe",
     "first_line",
     "largest_tensor_made",
@@ -458,6 +459,38 @@ def matrices(expected, got) -> tuple | None:
     if expected.shape[-1] > 32 or expected.shape[-2] > 32 or not got.dtype.is_floating_point:
         return None
     return expected.detach().cpu(), got.detach().cpu()
+
+
+def _names_in(code) -> set[str]:
+    """Every global name and keyword a code object (and the code nested in it) uses."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, str):
+            names.add(const)
+        elif isinstance(const, tuple):  # a call's keyword names
+            names.update(c for c in const if isinstance(c, str))
+        elif hasattr(const, "co_names"):
+            names |= _names_in(const)
+    return names
+
+
+def refusing_names(exercise: str, answer, names: Sequence[str]) -> CheckResult | None:
+    """A failed report when the answer (a function, or any method of a class) names one of
+    `names` in its code: the thing the exercise asks the learner to write, or a shortcut
+    around it, imported into the notebook by name (which calling_none_of, patching a module
+    attribute while the answer runs, cannot see)."""
+    answer = inspect.unwrap(answer)  # the learner's own function, not a checker's wrapper
+    functions = [answer] if not inspect.isclass(answer) else [
+        f for f in vars(answer).values() if inspect.isfunction(f)
+    ]  # fmt: skip
+    used = set().union(*(_names_in(f.__code__) for f in functions if hasattr(f, "__code__")))
+    found = [name for name in names if name in used]
+    if not found:
+        return None
+    where = tr("the answer uses {name}, which does what this exercise asks you to build: "
+               "write it from torch's basic operations", name=found[0])  # fmt: skip
+    return CheckResult(exercise, FAILED, [tr("✗ {exercise}: {where}", exercise=exercise,
+                                              where=where)])  # fmt: skip
 
 
 class WrongKind(TypeError):

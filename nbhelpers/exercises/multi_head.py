@@ -22,6 +22,8 @@ def check_grouped_query_attention(cls) -> CheckResult:
     and, where n_kv_heads = n_heads, nn.MultiheadAttention with the answer's weights copied
     in."""
     check_class("cls", cls)
+    if (refused := refusing_names("GroupedQueryAttention", cls, ["enable_gqa"])) is not None:
+        return refused
     g = seeded(8)
     cases = []
     for name, d_model, h, h_kv, shape in (

@@ -22,6 +22,8 @@ def check_attention_entropy(fn) -> CheckResult:
     H = -Σ_j a_j log a_j with 0 log 0 = 0: (..., n, m) -> (..., n). The reference is
     torch.special.entr."""
     check_function("fn", fn)
+    if (refused := refusing_names("attention_entropy", fn, ["row_entropy"])) is not None:
+        return refused
     g = seeded(23)
     masked = F.softmax(
         randn(g, 5, 5).masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), NEG_INF), -1

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from nbhelpers import running_example
 from nbhelpers.exercises import check_attention, check_attention_entropy, check_verb_output
+from nbhelpers.statistics import row_entropy
 
 from . import Exercise, Says
 from .nb01 import scores_of
@@ -118,6 +119,7 @@ EXERCISES = [
             (lambda a: -(a * torch.log2(a)).nan_to_num(0.0).sum(-1), "log base 2"),
             (lambda a: -(a * torch.log(a)).nan_to_num(0.0).sum(-2), "summed over the wrong axis"),
             (lambda a: -(a * torch.log(a)).nan_to_num(0.0).mean(-1), "a mean over the keys"),
+            (lambda a: row_entropy(a), Says("the answer uses row_entropy")),
         ],
         other_styles=[
             lambda a: -torch.special.xlogy(a, a).sum(-1),

@@ -11,7 +11,7 @@ from torch import nn
 
 from nbhelpers.exercises import check_causal_multi_head, check_grouped_query_attention
 
-from . import Exercise
+from . import Exercise, Says
 from .nb01 import scores_of
 
 NEG_INF = float("-inf")
@@ -133,6 +133,25 @@ def fused_class(
     return Fused
 
 
+class GroupedWithGqa(nn.Module):
+    """PyTorch's own grouping, the shortcut the exercise rules out."""
+
+    def __init__(self, d_model, n_heads, n_kv_heads):
+        super().__init__()
+        self.h, self.h_kv = n_heads, n_kv_heads
+        d_head = d_model // n_heads
+        self.W_Q, self.W_O = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, n_kv_heads * d_head)
+        self.W_V = nn.Linear(d_model, n_kv_heads * d_head)
+
+    def forward(self, x):
+        q = self.W_Q(x).unflatten(-1, (self.h, -1)).transpose(-3, -2)
+        k = self.W_K(x).unflatten(-1, (self.h_kv, -1)).transpose(-3, -2)
+        v = self.W_V(x).unflatten(-1, (self.h_kv, -1)).transpose(-3, -2)
+        heads = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        return self.W_O(heads.transpose(-3, -2).flatten(-2))
+
+
 class FusedWithSdpa(nn.Module):
     def __init__(self, d_model, n_heads):
         super().__init__()
@@ -165,6 +184,7 @@ EXERCISES = [
             (grouped_class(merge_transpose=False), "put back together without the transpose"),
             (grouped_class(transpose=False), "split without the transpose"),
             (grouped_class(kv_width="full"), "W_K must be nn.Linear(d_model, n_kv_heads"),
+            (GroupedWithGqa, Says("the answer uses enable_gqa")),
         ],
         other_styles=[GroupedWithSdpa],
     ),

@@ -103,7 +103,10 @@ EXERCISES = [
                 "the mask is flipped",
             ),
             (lambda n, m: torch.full((n, m), NEG_INF).triu(n - m + 1), "the wrong way"),
-            (lambda n, m: causal_mask(n, m), Says("the function this exercise asks you to write")),
+            (
+                lambda n, m: causal_mask(n, m),
+                Says("which does what this exercise asks you to build"),
+            ),
         ],
         other_styles=[
             lambda n, m: torch.zeros(n, m).masked_fill(
