@@ -253,11 +253,10 @@ def starting_model(
     instead. Whatever is not transferred is freshly initialised.
     The new rows are drawn in that order, so <DELIM> and <EXTRACT> are the same with or
     without <START>."""
-    model_name = model
     pretrained = load_course_model(path=MODEL_PATHS[model])
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = GPT1(pretrained.config)
+        fresh = GPT1(pretrained.config)
     if layers is not None:
         if layers > len(pretrained.blocks):
             raise ValueError(
@@ -268,13 +267,13 @@ def starting_model(
             )
         keep = ("W_e.", "W_p", *(f"blocks.{i}." for i in range(layers)))
         state = {k: v for k, v in pretrained.state_dict().items() if k.startswith(keep)}
-        if embeddings not in (None, model_name):
+        if embeddings not in (None, model):
             other = load_course_model(path=MODEL_PATHS[embeddings]).state_dict()
             state |= {k: v for k, v in other.items() if k.startswith(("W_e.", "W_p"))}
-        model.load_state_dict(state, strict=False)
+        fresh.load_state_dict(state, strict=False)
     count = len(TASK_TOKENS) + bool(new_start)
-    new_ids = model.add_tokens(count, generator=torch.Generator().manual_seed(seed))
-    return model, new_ids
+    new_ids = fresh.add_tokens(count, generator=torch.Generator().manual_seed(seed))
+    return fresh, new_ids
 
 
 def accuracy(classifier: GPT1Classifier, ids: torch.Tensor, labels: torch.Tensor) -> float:

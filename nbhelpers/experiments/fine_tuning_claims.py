@@ -32,8 +32,9 @@ from ..corpus.grammar import RULES
 from ..fine_tuning import extract_states
 from ..gpt1 import GPT1, evaluating
 from ..support.language import tr
-from .course_model import COURSE_MODEL_PATH, DEEP_MODEL_PATH, load_course_model
+from .course_model import DEEP_MODEL_PATH, load_course_model
 from .fine_tuning import (
+    MODEL_PATHS,
     MODELS,
     PAPER_RECIPE,
     SEEDS,
@@ -203,8 +204,7 @@ def probe_features(kind: str, examples, seed: int) -> torch.Tensor:
 
 
 def _blocks(which: str) -> int:
-    path = COURSE_MODEL_PATH if which == "course" else DEEP_MODEL_PATH
-    return load_course_model(path=path).config.n_layers
+    return load_course_model(path=MODEL_PATHS[which]).config.n_layers
 
 
 def fit_probe(x: torch.Tensor, y: torch.Tensor, weight_decay: float = 1e-3):
