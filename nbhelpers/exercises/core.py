@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 from torch import nn
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.overrides import TorchFunctionMode
 
 from ..support.checks import max_error
 from ..support.language import listing, tr
@@ -604,14 +604,15 @@ def calling_none_of(
         return answer(*args)
 
 
-class _LargestTensor(TorchDispatchMode):
-    """Notes the most elements any single tensor op produces while it is active."""
+class _LargestTensor(TorchFunctionMode):
+    """Notes the most elements any single torch function or tensor method returns while it is
+    active. A function mode, not a dispatch mode: the first dispatch mode imports sympy (1 s)."""
 
     def __init__(self):
         super().__init__()
         self.largest = 0
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in out if isinstance(out, (tuple, list)) else (out,):
             if isinstance(t, torch.Tensor):
