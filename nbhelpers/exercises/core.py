@@ -26,6 +26,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..support.checks import max_error
 from ..support.language import listing, tr
+from .likely_causes import likely_cause, likely_cause_of_error
 
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
 NEG_INF = float("-inf")
@@ -382,8 +383,10 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
                 )
             )
             lines = [tr("✗ {exercise}: {where}", exercise=exercise, where=where), "  " + said]
-            if case.if_raised and raised_by_the_answer(error, answer):
-                lines.append("  " + tr("hint: {hint}", hint=case.if_raised))
+            if raised_by_the_answer(error, answer):
+                cause = case.if_raised or likely_cause_of_error(error)
+                if cause:
+                    lines.append("  " + tr("hint: {hint}", hint=cause))
             return CheckResult(exercise, FAILED, lines, len(cases))
         problem = difference(expected, got, case.atol, case.parts)
         if problem is None:
@@ -391,6 +394,8 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
         lines = [tr("✗ {exercise}: {where}", exercise=exercise, where=where), f"  {problem}"]
         # every mistake the answer matches: where two give the same numbers, both are named
         hints = list(dict.fromkeys(h for h, w in mistakes if matches(made(w), got, case.atol)))
+        if not hints and (cause := likely_cause(expected, got, case.atol)):
+            hints = [cause]  # no named mistake: what the numbers themselves suggest
         if hints:
             lines.append("  " + tr("hint: {hint}", hint=hints[0]))
             lines += ["  " + tr("or: {hint}", hint=hint) for hint in hints[1:]]
