@@ -10,6 +10,8 @@ views the last axis as n_h x d_head. The parameter count therefore does not depe
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -244,3 +246,29 @@ class MultiHeadAttention(nn.Module):
             f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}, "
             f"causal={self.causal}" + (f", dropout={self.dropout}" if self.dropout else "")
         )
+
+
+@contextlib.contextmanager
+def head_removed(attn: MultiHeadAttention, head: int):
+    """Inside the `with`, `attn` runs with head `head`'s output zeroed before W_O: what the
+    model computes without that head (an ablation). Notebook 00."""
+    if not isinstance(head, int) or not 0 <= head < attn.n_heads:
+        raise ValueError(
+            tr(
+                "head must be a head's index, 0 to {last}, got {head!r}",
+                last=attn.n_heads - 1,
+                head=head,
+            )
+        )
+    columns = slice(head * attn.d_head, (head + 1) * attn.d_head)
+
+    def zeroed(module, args):
+        concat = args[0].clone()  # (..., n, n_h * d_head): Concat(head_0 .. head_{n_h-1})
+        concat[..., columns] = 0
+        return (concat, *args[1:])
+
+    handle = attn.W_O.register_forward_pre_hook(zeroed)
+    try:
+        yield attn
+    finally:
+        handle.remove()

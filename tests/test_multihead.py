@@ -153,3 +153,26 @@ def test_bad_forward_input_is_named(x_shape, mask, message):
 def test_dtype_mismatch_is_named():
     with pytest.raises(ValueError, match="expected dtype torch.float32.*got torch.float64"):
         MultiHeadAttention(8, 2)(randn(5, 8).double())
+
+
+def test_head_removed_zeroes_exactly_that_heads_slice_of_the_concat():
+    from nbhelpers.multihead import head_removed, merge_heads, split_heads
+
+    torch.manual_seed(0)
+    attn = MultiHeadAttention(8, 4, causal=True).eval()
+    x = torch.randn(2, 5, 8)
+    with torch.no_grad():
+        q, k, v = (split_heads(w(x), 4) for w in (attn.W_Q, attn.W_K, attn.W_V))
+        n = x.shape[-2]
+        mask = torch.full((n, n), float("-inf")).triu(1)
+        heads = torch.softmax(q @ k.mT / 2**0.5 + mask, -1) @ v  # (2, 4, 5, 2)
+        heads[:, 1] = 0
+        expected = attn.W_O(merge_heads(heads))
+        with head_removed(attn, 1):
+            got = attn(x)
+        after = attn(x)
+    torch.testing.assert_close(got, expected)
+    assert not torch.allclose(after, expected)  # the hook is gone after the with
+    with pytest.raises(ValueError, match="0 to 3, got 4"):
+        with head_removed(attn, 4):
+            pass

@@ -9,6 +9,8 @@ from matplotlib.figure import Figure
 from ..corpus import JapaneseGrammar
 from ..corpus.grammar import ADVERBS
 from ..experiments.course_model import load_course_model
+from ..multihead import head_removed
+from ..statistics import kl_divergence
 from ..support.language import tr
 from ..support.tables import table
 from .heatmap import attention_heatmaps
@@ -58,6 +60,7 @@ def course_model_tour(device=None) -> Figure:
     rows = [[verb] + [cell(verb, prefix) for prefix in PREFIXES] for verb in verbs]
     print(tr("P(next word | prefix), model / grammar:"))
     print(table(rows, [tr("next word"), *PREFIXES]))
+    print_ablation(model, tokens, true_p)
     future = torch.ones(len(labels), len(labels), dtype=torch.bool).triu(diagonal=1)
     return attention_heatmaps(
         heads.cpu(),
@@ -66,3 +69,22 @@ def course_model_tour(device=None) -> Figure:
         highlight_row=wo,
         title=tr("A trained block's four heads on {sentence}", sentence=SENTENCE),
     )
+
+
+def print_ablation(model, tokens, true_p: dict) -> None:
+    """KL(grammar ‖ model) of the next word after each prefix, with all heads and with each
+    head's output zeroed in turn: which heads the verb's choice needs."""
+
+    def kl(prefix) -> str:
+        ids = tokens.encode(prefix).to(model.W_e.weight.device)
+        with torch.no_grad():
+            p = torch.softmax(model(ids[None])[0, -1], dim=-1).cpu()
+        return f"{float(kl_divergence(true_p[prefix], p)):.3f}"
+
+    attn = model.blocks[0].attn
+    rows = [[tr("all heads")] + [kl(prefix) for prefix in PREFIXES]]
+    for k in range(attn.n_heads):
+        with head_removed(attn, k):
+            rows.append([tr("without head {k}", k=k)] + [kl(prefix) for prefix in PREFIXES])
+    print(tr("KL(grammar ‖ model) of the next word, nats:"))
+    print(table(rows, [tr("heads"), *PREFIXES]))
