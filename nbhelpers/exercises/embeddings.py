@@ -22,7 +22,7 @@ def check_embed(fn) -> CheckResult:
     check_function("fn", fn)
     g = seeded(10)
     cases = []
-    for (name, ids, V), start in zip(id_cases(11), (0, 0, 2, 3), strict=True):
+    for (name, ids, V), start in zip(id_cases(11), (0, 0, 2, 3, 1), strict=True):
         d, n_ctx = 6, 8
         W_e, W_p = randn(g, V, d), randn(g, n_ctx, d)
         n = ids.shape[-1]

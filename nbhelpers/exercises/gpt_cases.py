@@ -27,6 +27,8 @@ def id_cases(seed: int):
         (tr("a batch of 3 sentences"), torch.randint(0, n_vocab, (3, 4), generator=g), n_vocab),
         (tr("a repeated token"), torch.tensor([3, 3, 5, 3]), n_vocab),
         (tr("two batch dims, n_vocab = 20"), torch.randint(0, 20, (2, 2, 5), generator=g), 20),
+        # a .squeeze() that drops the batch axis passes every case above
+        (tr("a batch of one sentence"), torch.randint(0, n_vocab, (1, 4), generator=g), n_vocab),
     ]
 
 

@@ -208,9 +208,22 @@ def check_attention(fn) -> CheckResult:
 OUTPUT_WANTED = {"animal": (">", 0.5), "place": (">", 0.25), "particle": ("<", 0.05)}
 
 
-def _verb_hint(o: dict, weights: dict) -> str:
-    """What to change, from where 歩く's weight went."""
+def _verb_hint(o: dict, weights: dict, scores: dict, asks_for_particles: bool) -> str:
+    """What to change, from where 歩く's weight went and from its query's scores."""
     particles = weights["が"] + weights["を"]
+    if max(scores.values()) - min(scores.values()) < 1e-6:
+        return tr(
+            "歩く's query scores every key the same, so its weights are uniform: 歩く has only "
+            "the action feature, so its query is row 3 of W_Q"
+        )
+    if o["particle"] >= 0.05 and asks_for_particles:
+        return tr(
+            "歩く's query asks for the particles: it scores {particle} ({score:.2f}) above 犬 "
+            "({subject:.2f}). Give the query a weight against what only the particles' keys have",
+            particle="が" if scores["が"] >= scores["を"] else "を",
+            score=max(scores["が"], scores["を"]),
+            subject=scores["犬"],
+        )
     if o["particle"] >= 0.05 and particles >= 0.05:
         return tr(
             "the particles take {share:.2f} of 歩く's weight: their keys lean towards 犬 and "
@@ -229,6 +242,15 @@ def _verb_hint(o: dict, weights: dict) -> str:
         "weight; its query must still ask for an animal most",
         weight=weights["犬"],
     )
+
+
+def _asks_for_particles(q: torch.Tensor, W_K: torch.Tensor) -> bool:
+    """Whether the query q scores positively what only a particle's key has: W_K's particle
+    row less its part in the span of the noun rows (animal, place). Where that part is 0 the
+    particles' keys are made of the nouns' and the keys, not the query, are at fault."""
+    nouns = W_K[:2].T  # (d_k, 2)
+    own = W_K[2] - nouns @ torch.linalg.lstsq(nouns, W_K[2, :, None]).solution[:, 0]
+    return float(own.norm()) > 1e-6 and float(q @ own) > 0
 
 
 def _shape_problem(answer) -> str | None:
@@ -297,6 +319,7 @@ def check_verb_output(fn) -> CheckResult:
     a = F.softmax(Q[4] @ K.T / math.sqrt(W_Q.shape[1]), dim=-1)  # 歩く's weights, (5,)
     o = dict(zip(OUTPUT_WANTED, (a @ V).tolist(), strict=True))
     weights = dict(zip(example.tokens, a.tolist(), strict=True))
+    scores = dict(zip(example.tokens, (Q[4] @ K.T).tolist(), strict=True))  # 歩く's q · k_j
     shown = [
         "  "
         + tr(
@@ -321,7 +344,11 @@ def check_verb_output(fn) -> CheckResult:
                 "  "
                 + tr("歩く's output must have animal > 0.5, place > 0.25 and particle < 0.05:"),
                 *shown,
-                "  " + tr("hint: {hint}", hint=_verb_hint(o, weights)),
+                "  "
+                + tr(
+                    "hint: {hint}",
+                    hint=_verb_hint(o, weights, scores, _asks_for_particles(Q[4], W_K)),
+                ),
             ],
         )
     passed = tr(

@@ -49,6 +49,7 @@ def check_similarity_scores(fn) -> CheckResult:
         (tr("one sentence, n = m"), (), 5, 5, 8, torch.float32),
         (tr("two batch dims, d_k = 16"), (2, 3), 4, 2, 16, torch.float32),
         ("float64", (2,), 3, 4, 8, torch.float64),
+        (tr("a batch of one"), (1,), 3, 3, 4, torch.float32),  # keeps its batch axis
     ):
         Q, K = randn(g, *batch, n, d_k, dtype=dtype), randn(g, *batch, m, d_k, dtype=dtype)
         product = Q @ K.transpose(-2, -1)

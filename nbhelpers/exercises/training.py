@@ -254,9 +254,10 @@ def check_log_likelihood(fn) -> CheckResult:
         (tr("a batch of 4"), (4, 7), 11),
         (tr("two batch dims"), (2, 3, 5), 8),
         (tr("a batch of one"), (1, 6), 9),  # keeps its batch axis: (1,), not ()
+        (tr("confident logits, scale 100"), (2, 5), 9),  # softmax underflows to 0 there
     ):
         ids = SENTENCE if shape == (6,) else torch.randint(0, V, shape, generator=g)
-        logits = randn(g, *shape, V, scale=2.0)
+        logits = randn(g, *shape, V, scale=100.0 if V == 9 and shape == (2, 5) else 2.0)
         per_token = -F.cross_entropy(
             logits[..., :-1, :].reshape(-1, V), ids[..., 1:].reshape(-1), reduction="none"
         ).reshape(ids[..., 1:].shape)
@@ -294,6 +295,38 @@ def check_log_likelihood(fn) -> CheckResult:
                     (
                         tr("the batch axis was squeezed away: a batch of one keeps it, (1,)"),
                         per_token.sum(-1).squeeze(),
+                    ),
+                    (
+                        tr(
+                            "the log of softmax: for confident logits softmax rounds to 0 and "
+                            "its log is -inf; log_softmax computes the log directly"
+                        ),
+                        attempt(
+                            lambda logits=logits, ids=ids: (
+                                F.softmax(logits[..., :-1, :], -1)
+                                .log()
+                                .gather(-1, ids[..., 1:, None])
+                                .squeeze(-1)
+                                .sum(-1)
+                            )
+                        ),
+                    ),
+                    (
+                        tr("log_softmax over the wrong axis: over the vocabulary, dim=-1"),
+                        F.log_softmax(logits[..., :-1, :], -2)
+                        .gather(-1, ids[..., 1:, None])
+                        .squeeze(-1)
+                        .sum(-1),
+                    ),
+                    (
+                        tr(
+                            "the shift runs the wrong way: logits[..., :-1] predict ids[..., 1:], "
+                            "not logits[..., 1:] against ids[..., :-1]"
+                        ),
+                        F.log_softmax(logits[..., 1:, :], -1)
+                        .gather(-1, ids[..., :-1, None])
+                        .squeeze(-1)
+                        .sum(-1),
                     ),
                     (
                         tr("probabilities, not log-probabilities: take the log (log_softmax)"),

@@ -3,6 +3,8 @@ count."""
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -225,6 +227,7 @@ def check_gpt1_forward(fn) -> CheckResult:
             tr("a batch of 2 texts of 11 tokens, n_ctx = {n_ctx}", n_ctx=k),
             torch.randint(0, len(VOCAB), (2, 11), generator=g),
         ),
+        (tr("a batch of one sentence"), torch.randint(0, len(VOCAB), (1, 5), generator=g)),
     ):
         long = ids.shape[-1] > k
         with torch.no_grad():
@@ -406,13 +409,25 @@ def check_parameter_count(fn) -> CheckResult:
         def count(x):
             return torch.tensor(int(x), dtype=torch.int64)
 
+        def counted(x):
+            """The answer's count as a tensor; a float is refused, even a whole one."""
+            whole = isinstance(x, numbers.Integral) or (
+                isinstance(x, torch.Tensor) and x.numel() == 1 and not x.is_floating_point()
+            )
+            if not whole:
+                raise Rejected(
+                    tr("expected a whole number, got {got}", got=describe(x)),
+                    tr("a count is an int: sum the sizes as ints, with no division or float()"),
+                )
+            return count(x)
+
         ffn = d * d_ff + d_ff + d_ff * d + d
         norms = 4 * d
         cases.append(
             Case(
                 name,
                 f"vocab_size = {V}, n_ctx = {n_ctx}, d_model = {d}, n_layers = {L}, d_ff = {d_ff}",
-                lambda f, args=(V, n_ctx, d, L, d_ff): count(f(*args)),
+                lambda f, args=(V, n_ctx, d, L, d_ff): counted(f(*args)),
                 count(total),
                 atol=0.0,
                 mistakes=[
@@ -447,6 +462,14 @@ def check_parameter_count(fn) -> CheckResult:
                     (
                         tr("W_O is missing: four d_model × d_model matrices in attention"),
                         count(total - L * (d * d + d)),
+                    ),
+                    (
+                        tr("one LayerNorm per block: there are two, one after each sublayer"),
+                        count(total - L * norms // 2),
+                    ),
+                    (
+                        tr("one bias of d_model is missing: W_Q, W_K, W_V and W_O have one each"),
+                        count(total - L * d),
                     ),
                 ],
             )

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from ..support.language import tr
+from .bands import band
 from .canvas import BlitCanvas, Canvas
 from .style import GREY, INK, PALE_GREY, SERIES, course_font
 from .tokens import name_of
-from .zero_shot import band
 
 
 def probe_name(features: str) -> str:

@@ -11,6 +11,7 @@ from matplotlib.patches import FancyBboxPatch
 
 from ..corpus.tasks import CHOICES
 from ..support.language import tr
+from .bands import seeds_note
 from .bars import SERIES_COLOURS
 from .canvas import BlitCanvas, Canvas
 from .sprite_text import SpriteTexts
@@ -73,15 +74,20 @@ def wrap_tokens(tokens: Sequence, units: float = LINE_UNITS) -> list[list]:
     return lines
 
 
-def _draw_row(ax, tokens: Sequence, y: float, *, colours=None, words: bool = True) -> list:
+def _draw_row(
+    ax, tokens: Sequence, y: float, *, colours=None, plain=None, words: bool = True
+) -> list:
     """One row of token boxes at height y, each with its token's text as a Text artist
     (`words=False`: the boxes only, for a caller that paints the texts itself); returns the
-    artists it added."""
+    artists it added. A token not in `colours` takes `plain`, or alternates two colours
+    where no colour is given, so that BPE's token boundaries show."""
     x, drawn = 0.0, []
     for k, token in enumerate(tokens):
         text = token_text(token)
         w = _width(text)
-        colour = (colours or {}).get(text, SERIES_COLOURS[0] if k % 2 == 0 else SERIES_COLOURS[2])
+        colour = (colours or {}).get(
+            text, plain or (SERIES_COLOURS[0] if k % 2 == 0 else SERIES_COLOURS[2])
+        )
         box = FancyBboxPatch(
             (x + 0.04, y - _BOX_HEIGHT / 2),
             w - 0.08,
@@ -138,7 +144,9 @@ class TokenRowsCanvas(Canvas):
         for r, (row, label) in enumerate(zip(rows, labels, strict=True)):
             self._drawn.append(ax.text(-0.15, r, label, ha="right", va="center",
                                        fontsize=10, color="#444444"))  # fmt: skip
-            boxes = _draw_row(ax, row, r, colours=SPECIAL_COLOURS, words=False)
+            boxes = _draw_row(
+                ax, row, r, colours=SPECIAL_COLOURS, plain=SERIES_COLOURS[2], words=False
+            )
             self._drawn += boxes
             positions += [(b.get_x() + b.get_width() / 2, r) for b in boxes]
             words += [token_text(t) for t in row]
@@ -331,6 +339,7 @@ class FineTuningCurvesCanvas(BlitCanvas):
         self._marker.set_visible(n_labelled is not None)
         if n_labelled is not None:
             self._marker.set_xdata([n_labelled, n_labelled])
+        self._drawn.append(seeds_note(ax, len(by_size[0])))
         ax.set_title(tr("task: {task}", task=name_of(task)), fontsize=11)
         legend = ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0),
                            frameon=False)  # fmt: skip

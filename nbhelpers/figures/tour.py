@@ -60,7 +60,8 @@ def course_model_tour(device=None) -> Figure:
     rows = [[verb] + [cell(verb, prefix) for prefix in PREFIXES] for verb in verbs]
     print(tr("P(next word | prefix), model / grammar:"))
     print(table(rows, [tr("next word"), *PREFIXES]))
-    print_ablation(model, tokens, true_p)
+    subject_head = int(heads[:, wo, labels.index("犬")].argmax())  # the head that finds 犬
+    print_ablation(model, tokens, true_p, subject_head)
     future = torch.ones(len(labels), len(labels), dtype=torch.bool).triu(diagonal=1)
     return attention_heatmaps(
         heads.cpu(),
@@ -71,15 +72,18 @@ def course_model_tour(device=None) -> Figure:
     )
 
 
-def print_ablation(model, tokens, true_p: dict) -> None:
+def print_ablation(model, tokens, true_p: dict, subject_head: int) -> None:
     """KL(grammar ‖ model) of the next word after each prefix, with all heads and with each
-    head's output zeroed in turn: which heads the verb's choice needs."""
+    head's output zeroed in turn: which heads the verb's choice needs. Then what the bird's
+    verb loses without the head that finds the subject."""
 
-    def kl(prefix) -> str:
+    def next_word(prefix) -> torch.Tensor:
         ids = tokens.encode(prefix).to(model.W_e.weight.device)
         with torch.no_grad():
-            p = torch.softmax(model(ids[None])[0, -1], dim=-1).cpu()
-        return f"{float(kl_divergence(true_p[prefix], p)):.3f}"
+            return torch.softmax(model(ids[None])[0, -1], dim=-1).cpu()
+
+    def kl(prefix) -> str:
+        return f"{float(kl_divergence(true_p[prefix], next_word(prefix))):.3f}"
 
     attn = model.blocks[0].attn
     rows = [[tr("all heads")] + [kl(prefix) for prefix in PREFIXES]]
@@ -88,3 +92,15 @@ def print_ablation(model, tokens, true_p: dict) -> None:
             rows.append([tr("without head {k}", k=k)] + [kl(prefix) for prefix in PREFIXES])
     print(tr("KL(grammar ‖ model) of the next word, nats:"))
     print(table(rows, [tr("heads"), *PREFIXES]))
+    bird, flies = PREFIXES[2], tokens.ids["飛ぶ"]
+    with head_removed(attn, subject_head):
+        without = float(next_word(bird)[flies])
+    print(
+        tr(
+            "P(飛ぶ | {prefix}): {full:.3f} with every head, {without:.3f} without head {k}",
+            prefix=bird,
+            full=float(next_word(bird)[flies]),
+            without=without,
+            k=subject_head,
+        )
+    )

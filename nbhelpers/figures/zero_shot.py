@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from matplotlib.figure import Figure
 
 from ..support.language import tr
+from .bands import band, seeds_note
 from .canvas import Canvas
 from .style import GREY, INK, PALE_GREY, SERIES, course_font
 from .tokens import name_of
@@ -28,14 +28,6 @@ def method_name(method: str) -> str:
         "mean": tr("zero-shot: mean token log-probability (GPT-1)"),
         "rewrite": tr("zero-shot: rewritten premise vs premise"),
     }[method]
-
-
-def band(ax, xs, groups, colour, style, marker, label) -> list:
-    """The mean of each group as a line, the lowest to highest as a band; returns both."""
-    area = ax.fill_between(xs, [min(g) for g in groups], [max(g) for g in groups], color=colour,
-                           alpha=0.15, lw=0)  # fmt: skip
-    return [area, *ax.plot(xs, [np.mean(g) for g in groups], style, color=colour, marker=marker,
-                           ms=3.5, label=label)]  # fmt: skip
 
 
 @course_font
@@ -105,5 +97,6 @@ def zero_shot_figure(
         left.legend(
             fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False
         )
+        seeds_note(right, len(at_16[0]))
     figure.tight_layout()
     return figure

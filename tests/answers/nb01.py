@@ -41,6 +41,10 @@ EXERCISES = [
             (lambda Q, K: scores_of(Q, K) / math.sqrt(K.shape[-2]), "√m (the number of keys)"),
             (lambda Q, K: scores_of(K, Q) / math.sqrt(Q.shape[-1]), "this is K Qᵀ"),
             (lambda Q, K: scores_of(Q, K) / math.sqrt(Q.shape[-2]), "√n (the number of queries)"),
+            (
+                lambda Q, K: (scores_of(Q, K) / math.sqrt(Q.shape[-1])).squeeze(),
+                "axis 0 (of 1) is missing",
+            ),
             (lambda Q, K: Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), "it calls @"),
             (lambda Q, K: torch.matmul(Q, K.mT) / math.sqrt(Q.shape[-1]), "calls torch.matmul"),
             (

@@ -100,6 +100,14 @@ EXERCISES = [
             (lambda: (verb_query(0.0, 8.0), keys_against_particles()), "too little about who"),
             (lambda: (EXAMPLE.W_Q.clone(), keys_for_particles()), "particles take"),
             (lambda: (verb_query(6.0, 1.0), keys_against_particles()), "forgets where it walks"),
+            (lambda: (torch.zeros(4, 2), keys_against_particles()), "scores every key the same"),
+            (
+                lambda: (
+                    torch.tensor([[0.0, 0, 0], [0, 0, 0], [1, 1, 0], [4, 3, 10]]),
+                    torch.tensor([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]]),
+                ),
+                "asks for the particles",
+            ),
             (lambda: (EXAMPLE.W_Q, EXAMPLE.W_K[:, :1]), Says("the same d_k")),
         ],
         other_styles=[

@@ -148,6 +148,12 @@ EXERCISES = [
                 ),
                 "only the positions",
             ),
+            (
+                lambda ids, W_e, W_p, start=0: (
+                    lookup(ids, W_e) + W_p[start : start + ids.shape[-1]]
+                ).squeeze(),
+                "axis 0 (of 1) is missing",
+            ),
             (lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p[start], "the same row of W_p"),
             (
                 lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p[: ids.shape[-1]],

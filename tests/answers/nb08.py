@@ -100,6 +100,22 @@ EXERCISES = [
                 ),
                 "probabilities, not log-probabilities",
             ),
+            (
+                lambda lg, ids: (
+                    F.softmax(lg[..., :-1, :], -1).log().gather(-1, ids[..., 1:, None]).squeeze(-1)
+                ).sum(-1),
+                "the log of softmax",
+            ),
+            (
+                lambda lg, ids: (
+                    F.log_softmax(lg[..., :-1, :], -2).gather(-1, ids[..., 1:, None]).squeeze(-1)
+                ).sum(-1),
+                "log_softmax over the wrong axis",
+            ),
+            (
+                lambda lg, ids: log_probs_at(lg[..., 1:, :], ids[..., :-1]).sum(-1),
+                "the shift runs the wrong way",
+            ),
         ],
         other_styles=[],
     ),

@@ -1,0 +1,24 @@
+"""A mean over seeds drawn as a line, with the lowest to the highest seed as a band around
+it, and the note that says so on the axes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..support.language import tr
+from .style import MID_GREY
+
+
+def band(ax, xs, groups, colour, style, marker, label) -> list:
+    """The mean of each group as a line, the lowest to highest as a band; returns both."""
+    area = ax.fill_between(xs, [min(g) for g in groups], [max(g) for g in groups], color=colour,
+                           alpha=0.15, lw=0)  # fmt: skip
+    return [area, *ax.plot(xs, [np.mean(g) for g in groups], style, color=colour, marker=marker,
+                           ms=3.5, label=label)]  # fmt: skip
+
+
+def seeds_note(ax, seeds: int):
+    """Says in the axes' lower right what a line and its band are; returns the text."""
+    note = tr("line: mean of {n} seeds; band: lowest to highest", n=seeds)
+    return ax.text(0.99, 0.02, note, transform=ax.transAxes, ha="right", va="bottom",
+                   fontsize=9, color=MID_GREY)  # fmt: skip
