@@ -73,3 +73,11 @@ def test_a_named_mistake_comes_before_a_guess():
     assert "hint: named" in report and "times" not in report
     report = repr(run_cases("exercise", lambda: -E, [case], "do it."))
     assert "hint: the result has the opposite sign" in report
+
+
+def test_a_permutation_a_swapped_tuple_and_a_wrong_axis_are_named():
+    assert "wrong places" in likely_cause(P, P.sort(-1).values, 1e-6)
+    assert "wrong order" in likely_cause((E, E.T), (E.T, E), 1e-6)
+    assert "axis 2 holds 4 entries, not 6" in likely_cause(
+        torch.zeros(2, 3, 6), torch.zeros(2, 3, 4), 0
+    )

@@ -83,6 +83,33 @@ def check_merge_partials(fn) -> CheckResult:
                 ),
             ),
             (
+                tr(
+                    "acc was divided by l: the merge keeps acc unnormalised, so that a third "
+                    "block can still be merged; acc / l comes only at the end"
+                ),
+                attempt(
+                    lambda top=top, a1=a1, a2=a2, b1=b1, b2=b2, c1=c1, c2=c2: (
+                        top,
+                        b1 * torch.exp(a1 - top) + b2 * torch.exp(a2 - top),
+                        (c1 * torch.exp(a1 - top) + c2 * torch.exp(a2 - top))
+                        / (b1 * torch.exp(a1 - top) + b2 * torch.exp(a2 - top)),
+                    )
+                ),
+            ),
+            (
+                tr(
+                    "m is the second block's maximum, not the larger of the two: with "
+                    "m = max(m1, m2) every factor e^(m_i - m) is at most 1"
+                ),
+                attempt(
+                    lambda a1=a1, a2=a2, b1=b1, b2=b2, c1=c1, c2=c2: (
+                        a2,
+                        b1 * torch.exp(a1 - a2) + b2,
+                        c1 * torch.exp(a1 - a2) + c2,
+                    )
+                ),
+            ),
+            (
                 tr("only l was rescaled: acc needs the same factors as l"),
                 (top, b1 * torch.exp(a1 - top) + b2 * torch.exp(a2 - top), c1 + c2),
             ),

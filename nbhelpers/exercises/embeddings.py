@@ -56,6 +56,13 @@ def check_embed(fn) -> CheckResult:
                         lookup + W_p[:n] if start else None,
                     ),
                     (
+                        tr(
+                            "the ids were shifted by one: row u of W_e is token u's, and ids "
+                            "count from 0"
+                        ),
+                        W_e[ids - 1] + rows,
+                    ),
+                    (
                         tr("positions shifted by one: the first token is at position start"),
                         attempt(lambda a=lookup, b=W_p[start + 1 : start + n + 1]: a + b),
                     ),

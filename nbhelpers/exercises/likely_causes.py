@@ -114,6 +114,13 @@ def _float32_rounding(e, g):
     return {} if error <= 1e-6 * max(float(e.abs().max()), 1.0) else None
 
 
+def _permuted(e, g):
+    """The right numbers along the last axis, in other places."""
+    if e.dim() < 1 or e.shape[-1] < 2 or not bool(torch.isfinite(e).all()):
+        return None
+    return {} if _close(g.sort(-1).values, e.sort(-1).values) else None
+
+
 def _nan(e, g):
     return {} if bool((g.isnan() & ~e.isnan()).any()) else None
 
@@ -159,6 +166,13 @@ VALUES = [
         N_(
             "close, but not exact: a small constant (an epsilon in a log or a division, a "
             "clamp) shifts the result"
+        ),
+    ),
+    (
+        _permuted,
+        N_(
+            "the right numbers in the wrong places: each row holds the expected values, in "
+            "another order (a sorted order left in place, or an index that was not undone?)"
         ),
     ),
     (_scaled, N_("the result is {c} times the expected one: a scale factor is wrong or missing")),
@@ -209,6 +223,15 @@ def _off_by_one(e, g):
     return None
 
 
+def _one_axis_wrong(e, g):
+    if g.dim() != e.dim():
+        return None
+    wrong = [a for a in range(e.dim()) if g.shape[a] != e.shape[a]]
+    if len(wrong) == 1:
+        return {"axis": wrong[0], "got": g.shape[wrong[0]], "expected": e.shape[wrong[0]]}
+    return None
+
+
 # Two tensors of different shapes.
 SHAPES = [
     (
@@ -237,6 +260,13 @@ SHAPES = [
         N_(
             "axis {axis} holds {got} entries, not {expected}: one too many or too few; check "
             "where a range or a slice stops"
+        ),
+    ),
+    (
+        _one_axis_wrong,
+        N_(
+            "axis {axis} holds {got} entries, not {expected}: a sum, a product or a slice over "
+            "the wrong axis?"
         ),
     ),
 ]
@@ -305,6 +335,12 @@ def likely_cause(expected, got, atol: float) -> str | None:
     """The hint for a wrong result no named mistake explains, or None. Of a tuple, the first
     value wrong beyond atol is the one explained."""
     if isinstance(expected, tuple) and isinstance(got, tuple) and len(got) == len(expected):
+        if len(got) > 1 and all(
+            isinstance(e, torch.Tensor) and isinstance(g, torch.Tensor) and e.shape == g.shape
+            and e.dtype == g.dtype and _within(e, g, atol)
+            for e, g in zip(expected, got[::-1], strict=True)
+        ):  # fmt: skip
+            return tr("the values are in the wrong order: reverse the tuple you return")
         for e, g in zip(expected, got, strict=True):
             if not (isinstance(e, torch.Tensor) and isinstance(g, torch.Tensor)):
                 continue

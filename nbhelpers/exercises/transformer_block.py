@@ -343,6 +343,18 @@ def windowed_logits(model, ids, width=None):
     return torch.cat([first, *later], dim=-2)
 
 
+def windows(model, ids, first: int, last: int):
+    """A window mistaken at its ends: the first n_ctx positions from one pass, then position
+    t's logits from the last position of ids[t + first : t + last + 1] (windowed_logits is
+    first = -(n_ctx - 1), last = 0)."""
+    k = model.config.n_ctx
+    later = [
+        reference_logits(model, ids[..., t + first : t + last + 1])[..., -1:, :]
+        for t in range(k, ids.shape[-1])
+    ]
+    return torch.cat([reference_logits(model, ids[..., :k]), *later], dim=-2)
+
+
 def chunks(model, ids):
     """The text cut into separate n_ctx-token pieces, each run on its own."""
     k = model.config.n_ctx
@@ -368,6 +380,20 @@ def window_mistakes(model, ids):
                 "u_(i-n_ctx+1) .. u_i, itself included"
             ),
             lambda: windowed_logits(model, ids, k - 1),
+        ),
+        (
+            tr(
+                "each window after the first is one token short: position i sees the n_ctx "
+                "tokens u_(i-n_ctx+1) .. u_i, itself included"
+            ),
+            lambda: windows(model, ids, -k + 2, 0),
+        ),
+        (
+            tr(
+                "each window ends one token early, at u_(i-1): position i's logits come from "
+                "the window that ends at u_i itself"
+            ),
+            lambda: windows(model, ids, -k, -1),
         ),
         (
             tr(

@@ -154,6 +154,10 @@ EXERCISES = [
                 ).squeeze(),
                 "axis 0 (of 1) is missing",
             ),
+            (
+                lambda ids, W_e, W_p, start=0: W_e[ids - 1] + W_p[start : start + ids.shape[-1]],
+                "the ids were shifted by one",
+            ),
             (lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p[start], "the same row of W_p"),
             (
                 lambda ids, W_e, W_p, start=0: lookup(ids, W_e) + W_p[: ids.shape[-1]],

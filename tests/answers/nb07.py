@@ -97,6 +97,11 @@ def gpt1_forward(positions=True, blocks="all", output="logits", last_only=False,
         elif window == "model":  # the model's own forward pass, window by window
             windows = ids.unfold(-1, k, 1)[..., 1:, :]
             logits = torch.cat([model(ids[..., :k]), model(windows)[..., -1, :]], -2)
+        elif window in ("late", "early"):  # after the first n_ctx: one short, or one early
+            first, last = (-k + 2, 0) if window == "late" else (-k, -1)
+            later = [logits_of(model, ids[..., t + first : t + last + 1])[..., -1:, :]
+                     for t in range(k, n)]  # fmt: skip
+            logits = torch.cat([logits_of(model, ids[..., :k]), *later], -2)
         elif window in ("first", "last"):
             logits = logits_of(model, ids[..., :k] if window == "first" else ids[..., -k:])
         else:
@@ -153,6 +158,8 @@ EXERCISES = [
             (gpt1_forward(last_only=True), "only the last position"),
             (gpt1_forward(window="chunks"), "cut into separate chunks"),
             (gpt1_forward(window="short"), "each window is one token short"),
+            (gpt1_forward(window="late"), "each window after the first is one token short"),
+            (gpt1_forward(window="early"), "each window ends one token early"),
             (gpt1_forward(window="first"), "only the first n_ctx = 8 positions"),
             (gpt1_forward(window="last"), "only the last n_ctx = 8 positions"),
             (gpt1_forward(window="absolute"), "W_p has only n_ctx = 8 rows"),

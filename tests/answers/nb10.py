@@ -30,6 +30,10 @@ def merge(m1, l1, acc1, m2, l2, acc2, mode="right"):
         f1, f2 = torch.exp(m1 - m), torch.exp(m2 - m)
     if mode == "l_only":
         return m, l1 * f1 + l2 * f2, acc1 + acc2
+    if mode == "normalised":
+        return m, l1 * f1 + l2 * f2, (acc1 * f1 + acc2 * f2) / (l1 * f1 + l2 * f2)
+    if mode == "second":  # block 2's maximum as the reference
+        return m2, l1 * torch.exp(m1 - m2) + l2, acc1 * torch.exp(m1 - m2) + acc2
     return m, l1 * f1 + l2 * f2, acc1 * f1 + acc2 * f2
 
 
@@ -74,6 +78,8 @@ EXERCISES = [
         "my_merge_partials",
         mistakes=[
             (lambda *a: merge(*a, mode="none"), "added without rescaling"),
+            (lambda *a: merge(*a, mode="normalised"), "acc was divided by l"),
+            (lambda *a: merge(*a, mode="second"), "m is the second block's maximum"),
             (lambda *a: merge(*a, mode="inverted"), "rescaled by e^(m - m_i)"),
             (lambda *a: merge(*a, mode="l_only"), "only l was rescaled"),
             (lambda *a: merge(*a, mode="sum"), "the maximum is a sum"),
