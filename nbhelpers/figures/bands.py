@@ -1,9 +1,10 @@
 """A mean over seeds drawn as a line, with the lowest to the highest seed as a band around
-it, and the note that says so on the axes."""
+it, and the legend entry that says so."""
 
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.patches import Patch
 
 from ..support.language import tr
 from .style import MID_GREY
@@ -17,8 +18,7 @@ def band(ax, xs, groups, colour, style, marker, label) -> list:
                            ms=3.5, label=label)]  # fmt: skip
 
 
-def seeds_note(ax, seeds: int):
-    """Says in the axes' lower right what a line and its band are; returns the text."""
-    note = tr("line: mean of {n} seeds; band: lowest to highest", n=seeds)
-    return ax.text(0.99, 0.02, note, transform=ax.transAxes, ha="right", va="bottom",
-                   fontsize=9, color=MID_GREY)  # fmt: skip
+def seeds_entry(seeds: int) -> Patch:
+    """A legend entry that says what a line and its band are."""
+    return Patch(facecolor=MID_GREY, alpha=0.15,
+                 label=tr("line: mean of {n} seeds\nband: lowest to highest", n=seeds))  # fmt: skip

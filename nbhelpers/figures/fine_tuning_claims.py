@@ -18,8 +18,8 @@ from .tokens import name_of
 
 def probe_name(features: str) -> str:
     return {
-        "h_L^m, course model": tr("probe of h_L^m, course model (1 block)"),
-        "h_L^m, deep model": tr("probe of h_L^m, deep model (4 blocks)"),
+        "h_L^m, course model": tr("probe of $h_L^m$, course model (1 block)"),
+        "h_L^m, deep model": tr("probe of $h_L^m$, deep model (4 blocks)"),
         "last word, course model": tr("probe of the last word's state, course model"),
         "log-probabilities": tr("probe of the 8 lowest token log-probabilities"),
     }[features]

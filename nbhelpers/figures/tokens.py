@@ -11,7 +11,7 @@ from matplotlib.patches import FancyBboxPatch
 
 from ..corpus.tasks import CHOICES
 from ..support.language import tr
-from .bands import seeds_note
+from .bands import seeds_entry
 from .bars import SERIES_COLOURS
 from .canvas import BlitCanvas, Canvas
 from .sprite_text import SpriteTexts
@@ -339,10 +339,11 @@ class FineTuningCurvesCanvas(BlitCanvas):
         self._marker.set_visible(n_labelled is not None)
         if n_labelled is not None:
             self._marker.set_xdata([n_labelled, n_labelled])
-        self._drawn.append(seeds_note(ax, len(by_size[0])))
         ax.set_title(tr("task: {task}", task=name_of(task)), fontsize=11)
-        legend = ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0),
-                           frameon=False)  # fmt: skip
+        seeds = len({r["seed"] for r in runs if r["task"] == task})
+        handles = [*ax.get_legend_handles_labels()[0], seeds_entry(seeds)]
+        legend = ax.legend(handles=handles, fontsize=9, loc="upper left",
+                           bbox_to_anchor=(1.02, 1.0), frameon=False)  # fmt: skip
         chance = 1 / CHOICES if task == "multiple choice" else 0.5
         self._chance.set_ydata([chance, chance])
         self.painted(*self._drawn, self._chance, self._marker, ax.title, legend)

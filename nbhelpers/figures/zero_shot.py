@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from ..support.language import tr
-from .bands import band, seeds_note
+from .bands import band, seeds_entry
 from .canvas import Canvas
 from .style import GREY, INK, PALE_GREY, SERIES, course_font
 from .tokens import name_of
@@ -94,9 +94,10 @@ def zero_shot_figure(
             ax.tick_params(labelsize=9)
             ax.grid(True, alpha=0.3)
         # below the axes, off every curve
+        handles = [*left.get_legend_handles_labels()[0], seeds_entry(len(at_16[0]))]
         left.legend(
-            fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False
-        )
-        seeds_note(right, len(at_16[0]))
+            handles=handles, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
+            frameon=False,
+        )  # fmt: skip
     figure.tight_layout()
     return figure
