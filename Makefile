@@ -63,7 +63,7 @@ test: $(STAMP)
 check: $(STAMP)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint && \
-	$(EXEC_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest tests -m "not slow" -q -n auto --dist worksteal \
+	$(EXEC_ENV) OMP_NUM_THREADS=1 $(PY) -m pytest tests -m "not slow" -q -n auto --dist worksteal -p no:nbval \
 		--ignore=tests/browser; status=$$?; \
 	echo "make check: $$(( $$(date +%s) - start )) s"; exit $$status
 

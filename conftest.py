@@ -19,7 +19,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbval.plugin import IPyNbCell
 
 BLOCK_NETWORK = """\
 import socket as _socket
@@ -185,6 +184,8 @@ def japanese_edition(notebook) -> Path | None:
 
 def injected(notebook, name, source):
     """A cell the notebook does not have, run in its kernel; it must print nothing."""
+    from nbval.plugin import IPyNbCell  # here: importing nbval costs the quick tier 4 s
+
     cell = nbformat.v4.new_code_cell(source)
     item = IPyNbCell.from_parent(
         notebook,
@@ -200,6 +201,8 @@ def injected(notebook, name, source):
 def again(notebook, item, label):
     """A cell run in `notebook`'s kernel and compared with its own stored outputs: the same
     cell a second time, or the Japanese edition's cell after the English pass."""
+    from nbval.plugin import IPyNbCell
+
     second = IPyNbCell.from_parent(
         notebook,
         name=f"{item.name} ({label})",
