@@ -71,3 +71,19 @@ def test_fitted_slope_and_loglog_figure():
     assert labels == ["quadratic", "linear", "O(n²)", "O(n)"]
     with pytest.raises(ValueError, match="series must hold"):
         loglog_figure({}, ylabel="bytes")
+
+
+def test_against_dk_draws_a_band_on_a_linear_axis_when_asked():
+    from matplotlib.collections import PolyCollection
+
+    from nbhelpers.figures.scaling import against_dk_figure
+
+    d_ks = [1, 2, 4]
+    figure = against_dk_figure(
+        d_ks, {"v": [1.0, 0.9, 1.1]}, band=("spread", [0.8] * 3, [1.2] * 3), log_y=False,
+        ylabel="y",
+    )  # fmt: skip
+    ax = figure.axes[0]
+    assert ax.get_yscale() == "linear" and ax.get_xscale() == "log"
+    assert any(isinstance(c, PolyCollection) for c in ax.collections)
+    assert "spread" in [t.get_text() for t in ax.get_legend().get_texts()]

@@ -20,10 +20,13 @@ from .style import BLOCKED, course_font
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def _finish_loglog(figure: Figure, ax, *, xlabel: str, ylabel: str, title: str) -> None:
+def _finish_loglog(
+    figure: Figure, ax, *, xlabel: str, ylabel: str, title: str, log_y: bool = True
+) -> None:
     """The axes styling every figure here shares: sizes in powers of two along x."""
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    if log_y:
+        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -92,13 +95,16 @@ def against_dk_figure(
     ylabel: str,
     title: str = "",
     theory: Mapping[str, Sequence[float]] | None = None,
+    band: tuple[str, Sequence[float], Sequence[float]] | None = None,
+    log_y: bool = True,
     figsize: tuple[float, float] = (5.6, 3.6),
     dpi: int = DPI,
 ) -> Figure:
     """A new Figure: each series against d_k on log-log axes, `theory` curves dashed.
 
     Power laws are straight lines there: a quantity growing like d_k has slope 1, a constant
-    one is flat.
+    one is flat. `band` = (name, lower, upper) shades a range, such as the spread a sampled
+    quantity may have; `log_y=False` keeps the y axis linear, where a small spread shows.
     """
     d_ks = np.asarray(d_ks, dtype=float)
     if d_ks.ndim != 1 or d_ks.size == 0 or (d_ks <= 0).any():
@@ -108,6 +114,10 @@ def against_dk_figure(
     figure = Figure(figsize=figsize, dpi=dpi)
     FigureCanvasAgg(figure)
     ax = figure.add_subplot()
+    if band is not None:
+        name, lower, upper = band
+        ax.fill_between(d_ks, to_numpy(lower).reshape(-1), to_numpy(upper).reshape(-1),
+                        color=SERIES_COLOURS[0], alpha=0.15, lw=0, label=name)  # fmt: skip
     curves = [(name, values, False) for name, values in series.items()]
     curves += [(name, values, True) for name, values in (theory or {}).items()]
     # Each theory line has its own style, so that two of them never read as one.
@@ -131,5 +141,5 @@ def against_dk_figure(
         else:
             colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
             ax.plot(d_ks, values, marker="o", markersize=4, label=name, color=colour, zorder=3)
-    _finish_loglog(figure, ax, xlabel="$d_k$", ylabel=ylabel, title=title)
+    _finish_loglog(figure, ax, xlabel="$d_k$", ylabel=ylabel, title=title, log_y=log_y)
     return figure
