@@ -214,7 +214,7 @@ class HeadGridCanvas(BlitCanvas):
         ]
         self.concat_ax.set_xticks([(i + 0.5) * d_head - 0.5 for i in range(h)])
         self.concat_ax.set_xticklabels([str(i) for i in range(h)])
-        self.concat_ax.set_xlabel(tr("head (its d_head features)"), fontsize=MIN_FONT_PT)
+        self.concat_ax.set_xlabel(tr("head (its $d_{head}$ features)"), fontsize=MIN_FONT_PT)
         self._selected_box = self.concat_ax.add_patch(
             matplotlib.patches.Rectangle(
                 (-0.5, -0.5), d_head, n, fill=False, edgecolor=HIGHLIGHT, linewidth=2.5
@@ -223,7 +223,7 @@ class HeadGridCanvas(BlitCanvas):
         self.concat_ax.set_title(
             r"$\mathrm{Concat}(\mathrm{head}_0, \ldots, \mathrm{head}_{n_h-1})$", fontsize=TITLE_PT
         )
-        self.output_ax.set_title(tr("output = Concat(…) W_O"), fontsize=TITLE_PT)
+        self.output_ax.set_title(tr("output = Concat(…) $W_O$"), fontsize=TITLE_PT)
         return boundaries
 
     # -- drawing (every redraw) -------------------------------------------------------------
