@@ -18,8 +18,8 @@ from .tokens import name_of
 
 def probe_name(features: str) -> str:
     return {
-        "h_L^m, course model": tr("probe of $h_L^m$, course model (1 block)"),
-        "h_L^m, deep model": tr("probe of $h_L^m$, deep model (4 blocks)"),
+        "h_L^m, course model": tr("probe of h_L^m, course model (1 block)"),
+        "h_L^m, deep model": tr("probe of h_L^m, deep model (4 blocks)"),
         "last word, course model": tr("probe of the last word's state, course model"),
         "log-probabilities": tr("probe of the 8 lowest token log-probabilities"),
     }[features]
@@ -56,8 +56,8 @@ def probes_figure(probes: Sequence[dict], recipes: Sequence[dict],
     for colour, (features, marker) in zip(SERIES, markers.items(), strict=False):
         runs = [r for r in probes if r["features"] == features]
         sizes = sorted({r["n_labelled"] for r in runs})
-        band(ax, sizes, _groups(runs, "n_labelled", sizes), colour, "-", marker,
-             probe_name(features))  # fmt: skip
+        label = probe_name(features).replace("h_L^m", "$h_L^m$")  # a formula in the legend
+        band(ax, sizes, _groups(runs, "n_labelled", sizes), colour, "-", marker, label)
     key = ("grammaticality", "pre-trained", 0.5)
     tuned = [r for r in fine_tuning_runs if (r["task"], r["start"], r["lam"]) == key]
     sizes = sorted({r["n_labelled"] for r in tuned})
