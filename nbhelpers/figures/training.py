@@ -93,10 +93,10 @@ def rule_label(rule: str) -> str:
     return names.get(rule, rule)
 
 
-# The three groups notebook 08 reads the per-rule KL in: what the previous token decides, what
+# The three groups notebook 08 reads the per-rule KL in: the particles and the end of a clause, what
 # depends on the subject a few tokens back, and the subject itself. N_ marks the titles.
 RULE_GROUPS = (
-    (N_("decided by the previous token"), ("が", "を", "conjunction", "end")),
+    (N_("the particles and the clause's end"), ("が", "を", "conjunction", "end")),
     (N_("depends on the subject"), ("place adjective", "place", "adverb", "verb")),
     (N_("the subject and what precedes it"), ("time word", "subject adjective", "subject")),
 )
