@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from nbhelpers.exercises.core import Case, run_cases
+from nbhelpers.exercises.core import Case, guessed_hint, run_cases
 from nbhelpers.exercises.likely_causes import likely_cause, likely_cause_of_error
 
 g = torch.Generator().manual_seed(0)
@@ -44,13 +44,13 @@ RELATIONS = [
 
 @pytest.mark.parametrize(("expected", "got", "words"), RELATIONS, ids=[r[2] for r in RELATIONS])
 def test_a_wrong_result_gets_the_hint_that_describes_it(expected, got, words):
-    hint = likely_cause(expected, got, 1e-5)
+    hint = guessed_hint(expected, got, 1e-5)
     assert hint is not None and words in hint, hint
 
 
 def test_a_result_no_relation_describes_gets_no_guess():
-    assert likely_cause(E, torch.randn(4, 4, generator=g), 1e-5) is None
-    assert likely_cause(torch.arange(4), torch.arange(4).flip(0), 0) is None  # ids: no guess
+    assert likely_cause(E, torch.randn(4, 4, generator=g)) is None
+    assert likely_cause(torch.arange(4), torch.arange(4).flip(0)) is None  # ids: no guess
 
 
 ERRORS = [
@@ -76,8 +76,8 @@ def test_a_named_mistake_comes_before_a_guess():
 
 
 def test_a_permutation_a_swapped_tuple_and_a_wrong_axis_are_named():
-    assert "wrong places" in likely_cause(P, P.sort(-1).values, 1e-6)
-    assert "wrong order" in likely_cause((E, E.T), (E.T, E), 1e-6)
+    assert "wrong places" in likely_cause(P, P.sort(-1).values)
+    assert "wrong order" in guessed_hint((E, E.T), (E.T, E), 1e-6)
     assert "axis 2 holds 4 entries, not 6" in likely_cause(
-        torch.zeros(2, 3, 6), torch.zeros(2, 3, 4), 0
+        torch.zeros(2, 3, 6), torch.zeros(2, 3, 4)
     )

@@ -334,6 +334,21 @@ def leaving_arguments_alone(answer: Callable) -> Callable:
     return watched
 
 
+def guessed_hint(expected, got, atol: float) -> str | None:
+    """What the numbers suggest when no named mistake matches (likely_causes): of a tuple, the
+    first tensor that `difference` finds wrong, or the whole tuple returned in reverse."""
+    if isinstance(expected, tuple) and isinstance(got, tuple) and len(got) == len(expected):
+        if len(got) > 1 and matches(expected, got[::-1], atol):
+            return tr("the values are in the wrong order: reverse the tuple you return")
+        pairs = zip(expected, got, strict=True)
+        tensors = (
+            (e, g) for e, g in pairs if isinstance(e, torch.Tensor) and isinstance(g, torch.Tensor)
+        )
+        wrong = next(((e, g) for e, g in tensors if difference(e, g, atol)), None)
+        return likely_cause(*wrong) if wrong else None
+    return likely_cause(expected, got)
+
+
 def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckResult:
     """Run `answer` on each case in turn and stop at the first one that fails. `task` is
     what the exercise asks for, said when it is not attempted yet: the task, never the
@@ -394,7 +409,7 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
         lines = [tr("✗ {exercise}: {where}", exercise=exercise, where=where), f"  {problem}"]
         # every mistake the answer matches: where two give the same numbers, both are named
         hints = list(dict.fromkeys(h for h, w in mistakes if matches(made(w), got, case.atol)))
-        if not hints and (cause := likely_cause(expected, got, case.atol)):
+        if not hints and (cause := guessed_hint(expected, got, case.atol)):
             hints = [cause]  # no named mistake: what the numbers themselves suggest
         if hints:
             lines.append("  " + tr("hint: {hint}", hint=hints[0]))

@@ -241,6 +241,11 @@ def check_accumulated_step(fn) -> CheckResult:
     )
 
 
+def picked(table: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """table[..., t, ids[..., t]] for every position t: (..., n, V), (..., n) -> (..., n)."""
+    return table.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+
+
 @leaves_state_alone
 def check_log_likelihood(fn) -> CheckResult:
     """fn(logits, ids) must give L1 = Σ_t log P(u_{t+1} | u_<=t) of shape (...): logits
@@ -249,20 +254,20 @@ def check_log_likelihood(fn) -> CheckResult:
     check_function("fn", fn)
     g = seeded(14)
     cases = []
-    for name, shape, V in (
-        ("<SOS> 犬 が 河岸 を 歩く", (6,), len(VOCAB)),
-        (tr("a batch of 4"), (4, 7), 11),
-        (tr("two batch dims"), (2, 3, 5), 8),
-        (tr("a batch of one"), (1, 6), 9),  # keeps its batch axis: (1,), not ()
-        (tr("confident logits, scale 100"), (2, 5), 9),  # softmax underflows to 0 there
+    for name, shape, V, scale in (
+        ("<SOS> 犬 が 河岸 を 歩く", (6,), len(VOCAB), 2.0),
+        (tr("a batch of 4"), (4, 7), 11, 2.0),
+        (tr("two batch dims"), (2, 3, 5), 8, 2.0),
+        (tr("a batch of one"), (1, 6), 9, 2.0),  # keeps its batch axis: (1,), not ()
+        (tr("confident logits, scale 100"), (2, 5), 9, 100.0),  # softmax underflows to 0
     ):
         ids = SENTENCE if shape == (6,) else torch.randint(0, V, shape, generator=g)
-        logits = randn(g, *shape, V, scale=100.0 if V == 9 and shape == (2, 5) else 2.0)
+        logits = randn(g, *shape, V, scale=scale)
         per_token = -F.cross_entropy(
             logits[..., :-1, :].reshape(-1, V), ids[..., 1:].reshape(-1), reduction="none"
         ).reshape(ids[..., 1:].shape)
-        log_probs = F.log_softmax(logits, dim=-1)
-        unshifted = log_probs.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        unshifted = picked(F.log_softmax(logits, dim=-1), ids)
+        probs = F.softmax(logits[..., :-1, :], -1)
         cases.append(
             Case(
                 name,
@@ -301,39 +306,22 @@ def check_log_likelihood(fn) -> CheckResult:
                             "the log of softmax: for confident logits softmax rounds to 0 and "
                             "its log is -inf; log_softmax computes the log directly"
                         ),
-                        attempt(
-                            lambda logits=logits, ids=ids: (
-                                F.softmax(logits[..., :-1, :], -1)
-                                .log()
-                                .gather(-1, ids[..., 1:, None])
-                                .squeeze(-1)
-                                .sum(-1)
-                            )
-                        ),
+                        picked(probs, ids[..., 1:]).log().sum(-1),
                     ),
                     (
                         tr("log_softmax over the wrong axis: over the vocabulary, dim=-1"),
-                        F.log_softmax(logits[..., :-1, :], -2)
-                        .gather(-1, ids[..., 1:, None])
-                        .squeeze(-1)
-                        .sum(-1),
+                        picked(F.log_softmax(logits[..., :-1, :], -2), ids[..., 1:]).sum(-1),
                     ),
                     (
                         tr(
                             "the shift runs the wrong way: logits[..., :-1] predict ids[..., 1:], "
                             "not logits[..., 1:] against ids[..., :-1]"
                         ),
-                        F.log_softmax(logits[..., 1:, :], -1)
-                        .gather(-1, ids[..., :-1, None])
-                        .squeeze(-1)
-                        .sum(-1),
+                        picked(F.log_softmax(logits[..., 1:, :], -1), ids[..., :-1]).sum(-1),
                     ),
                     (
                         tr("probabilities, not log-probabilities: take the log (log_softmax)"),
-                        F.softmax(logits[..., :-1, :], -1)
-                        .gather(-1, ids[..., 1:, None])
-                        .squeeze(-1)
-                        .sum(-1),
+                        picked(probs, ids[..., 1:]).sum(-1),
                     ),
                 ],
             )

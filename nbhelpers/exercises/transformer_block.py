@@ -335,24 +335,19 @@ def windowed_logits(model, ids, width=None):
     """Position i's logits from the `width` (default n_ctx) tokens that end at i, one window
     at a time; the first `width` positions from one pass."""
     width = width or model.config.n_ctx
-    first = reference_logits(model, ids[..., :width])
-    later = [
-        reference_logits(model, ids[..., t - width + 1 : t + 1])[..., -1:, :]
-        for t in range(width, ids.shape[-1])
-    ]
-    return torch.cat([first, *later], dim=-2)
+    return windows(model, ids, 1 - width, 0, head=width)
 
 
-def windows(model, ids, first: int, last: int):
-    """A window mistaken at its ends: the first n_ctx positions from one pass, then position
-    t's logits from the last position of ids[t + first : t + last + 1] (windowed_logits is
-    first = -(n_ctx - 1), last = 0)."""
-    k = model.config.n_ctx
+def windows(model, ids, first: int, last: int, head: int | None = None):
+    """The first `head` (default n_ctx) positions from one pass, then position t's logits
+    from the last position of ids[t + first : t + last + 1]. The right window is
+    first = 1 - n_ctx, last = 0 (windowed_logits); others are the usual mistakes."""
+    head = head or model.config.n_ctx
     later = [
         reference_logits(model, ids[..., t + first : t + last + 1])[..., -1:, :]
-        for t in range(k, ids.shape[-1])
+        for t in range(head, ids.shape[-1])
     ]
-    return torch.cat([reference_logits(model, ids[..., :k]), *later], dim=-2)
+    return torch.cat([reference_logits(model, ids[..., :head]), *later], dim=-2)
 
 
 def chunks(model, ids):
@@ -414,6 +409,23 @@ def window_mistakes(model, ids):
     ]
 
 
+def count(x) -> torch.Tensor:
+    return torch.tensor(int(x), dtype=torch.int64)
+
+
+def counted(x) -> torch.Tensor:
+    """The answer's count as a tensor; a float is refused, even a whole one."""
+    whole = isinstance(x, numbers.Integral) or (
+        isinstance(x, torch.Tensor) and x.numel() == 1 and not x.is_floating_point()
+    )
+    if not whole:
+        raise Rejected(
+            tr("expected a whole number, got {got}", got=describe(x)),
+            tr("a count is an int: sum the sizes as ints, with no division or float()"),
+        )
+    return count(x)
+
+
 @leaves_state_alone
 def check_parameter_count(fn) -> CheckResult:
     """fn(vocab_size, n_ctx, d_model, n_layers, d_ff) must count GPT-1's parameters: W_e
@@ -431,21 +443,6 @@ def check_parameter_count(fn) -> CheckResult:
         layer = nn.TransformerEncoderLayer(d, 1, dim_feedforward=d_ff, batch_first=True)
         per_block = sum(p.numel() for p in layer.parameters())
         total = V * d + n_ctx * d + L * per_block
-
-        def count(x):
-            return torch.tensor(int(x), dtype=torch.int64)
-
-        def counted(x):
-            """The answer's count as a tensor; a float is refused, even a whole one."""
-            whole = isinstance(x, numbers.Integral) or (
-                isinstance(x, torch.Tensor) and x.numel() == 1 and not x.is_floating_point()
-            )
-            if not whole:
-                raise Rejected(
-                    tr("expected a whole number, got {got}", got=describe(x)),
-                    tr("a count is an int: sum the sizes as ints, with no division or float()"),
-                )
-            return count(x)
 
         ffn = d * d_ff + d_ff + d_ff * d + d
         norms = 4 * d

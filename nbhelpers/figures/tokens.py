@@ -11,7 +11,7 @@ from matplotlib.patches import FancyBboxPatch
 
 from ..corpus.tasks import CHOICES
 from ..support.language import tr
-from .bands import seeds_entry
+from .bands import band, seeds_entry
 from .bars import SERIES_COLOURS
 from .canvas import BlitCanvas, Canvas
 from .sprite_text import SpriteTexts
@@ -319,14 +319,8 @@ class FineTuningCurvesCanvas(BlitCanvas):
             if not sizes:
                 continue
             by_size = [[r["accuracy"] for r in chosen if r["n_labelled"] == n] for n in sizes]
-            mean = [np.mean(a) for a in by_size]
-            self._drawn.append(
-                ax.fill_between(sizes, [min(a) for a in by_size], [max(a) for a in by_size],
-                                color=colour, alpha=0.15, lw=0)
-            )  # fmt: skip
             label = tr("{start}, λ = {lam:g}", start=name_of(start), lam=lam_k)
-            self._drawn += ax.plot(sizes, mean, style, color=colour, marker="o", ms=3.5,
-                                   label=label)  # fmt: skip
+            self._drawn += band(ax, sizes, by_size, colour, style, "o", label)
         ticks = tuple(sorted({r["n_labelled"] for r in runs}))
         if ticks != self._ticks:
             ax.set_xticks(ticks, [str(n) for n in ticks])

@@ -40,12 +40,8 @@ def course_model_tour(device=None) -> Figure:
                 weight=float(row.max()),
             )
         )
-    model_p, true_p = {}, {}
-    for prefix in PREFIXES:
-        ids = tokens.encode(prefix).to(sentence.device)
-        with torch.no_grad():
-            model_p[prefix] = torch.softmax(model(ids[None])[0, -1], dim=-1).cpu()
-        true_p[prefix] = grammar.true_next_token_distribution(ids.cpu())
+    model_p = {prefix: next_word(model, tokens, prefix) for prefix in PREFIXES}
+    true_p = {p: grammar.true_next_token_distribution(tokens.encode(p)) for p in PREFIXES}
     # the verbs that any of the prefixes allows (the adverbs get 0.1 after each)
     verbs = [
         t
@@ -61,7 +57,7 @@ def course_model_tour(device=None) -> Figure:
     print(tr("P(next word | prefix), model / grammar:"))
     print(table(rows, [tr("next word"), *PREFIXES]))
     subject_head = int(heads[:, wo, labels.index("犬")].argmax())  # the head that finds 犬
-    print_ablation(model, tokens, true_p, subject_head)
+    print_ablation(model, tokens, model_p, true_p, subject_head)
     future = torch.ones(len(labels), len(labels), dtype=torch.bool).triu(diagonal=1)
     return attention_heatmaps(
         heads.cpu(),
@@ -72,34 +68,37 @@ def course_model_tour(device=None) -> Figure:
     )
 
 
-def print_ablation(model, tokens, true_p: dict, subject_head: int) -> None:
-    """KL(grammar ‖ model) of the next word after each prefix, with all heads and with each
-    head's output zeroed in turn: which heads the verb's choice needs. Then what the bird's
-    verb loses without the head that finds the subject."""
+def next_word(model, tokens, prefix: str) -> torch.Tensor:
+    """The model's P(next word | prefix), on the CPU."""
+    ids = tokens.encode(prefix).to(model.W_e.weight.device)
+    with torch.no_grad():
+        return torch.softmax(model(ids[None])[0, -1], dim=-1).cpu()
 
-    def next_word(prefix) -> torch.Tensor:
-        ids = tokens.encode(prefix).to(model.W_e.weight.device)
-        with torch.no_grad():
-            return torch.softmax(model(ids[None])[0, -1], dim=-1).cpu()
 
-    def kl(prefix) -> str:
-        return f"{float(kl_divergence(true_p[prefix], next_word(prefix))):.3f}"
+def print_ablation(model, tokens, model_p: dict, true_p: dict, subject_head: int) -> None:
+    """KL(grammar ‖ model) of the next word after each prefix, with all heads (`model_p`)
+    and with each head's output zeroed in turn: which heads the verb's choice needs. Then
+    what the bird's verb loses without the head that finds the subject."""
+
+    def kl(p: torch.Tensor, prefix: str) -> str:
+        return f"{float(kl_divergence(true_p[prefix], p)):.3f}"
 
     attn = model.blocks[0].attn
-    rows = [[tr("all heads")] + [kl(prefix) for prefix in PREFIXES]]
+    rows = [[tr("all heads")] + [kl(model_p[prefix], prefix) for prefix in PREFIXES]]
     for k in range(attn.n_heads):
         with head_removed(attn, k):
-            rows.append([tr("without head {k}", k=k)] + [kl(prefix) for prefix in PREFIXES])
+            without = [kl(next_word(model, tokens, prefix), prefix) for prefix in PREFIXES]
+        rows.append([tr("without head {k}", k=k), *without])
     print(tr("KL(grammar ‖ model) of the next word, nats:"))
     print(table(rows, [tr("heads"), *PREFIXES]))
     bird, flies = PREFIXES[2], tokens.ids["飛ぶ"]
     with head_removed(attn, subject_head):
-        without = float(next_word(bird)[flies])
+        without = float(next_word(model, tokens, bird)[flies])
     print(
         tr(
             "P(飛ぶ | {prefix}): {full:.3f} with every head, {without:.3f} without head {k}",
             prefix=bird,
-            full=float(next_word(bird)[flies]),
+            full=float(model_p[bird][flies]),
             without=without,
             k=subject_head,
         )
