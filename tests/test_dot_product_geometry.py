@@ -33,7 +33,7 @@ def test_the_figure_is_sharp_legible_and_writes_the_score_out():
     shown = [t for t in texts if t.get_visible() and t.get_text()]
     assert min(t.get_fontsize() for t in shown) >= 9
     score = 2.0 * 1.0 + 0.5 * 1.5
-    assert f"= {score:.2f}" in arrows.get_title()  # q·k = |q| |k| cos θ with numbers
+    assert f"≈ {score:.2f}" in arrows.get_title()  # q·k = |q| |k| cos θ with numbers
     # The score against θ: a cosine scaled by |q||k|, on the panel's grid of 361 angles.
     curve = next(line for line in scores.lines if len(line.get_xdata()) == 361)
     product = math.hypot(2.0, 0.5) * math.hypot(1.0, 1.5)

@@ -50,6 +50,7 @@ __all__ = [
     "describe",
     "first_line",
     "largest_tensor_made",
+    "torch_calls",
     "leaves_state_alone",
     "linear_weights",
     "randn",
@@ -638,6 +639,26 @@ class _LargestTensor(TorchFunctionMode):
             if isinstance(t, torch.Tensor):
                 self.largest = max(self.largest, t.numel())
         return out
+
+
+class _Calls(TorchFunctionMode):
+    """Counts the torch functions and tensor methods called while it is active."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def torch_calls(fn, *args) -> int:
+    """How many torch operations fn(*args) makes: a count that grows with the number of
+    tokens tells a Python loop over the positions from a broadcast."""
+    with _Calls() as calls:
+        fn(*args)
+    return calls.count
 
 
 def largest_tensor_made(fn, *args):

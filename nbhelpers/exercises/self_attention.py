@@ -159,8 +159,8 @@ def attention_mistakes(Q, K, V, temperature):
             found.append(
                 (
                     tr(
-                        "the temperatures run along the keys: T[i] belongs to query i's row, "
-                        "so give it a new last axis, T[..., None]"
+                        "each key got its own temperature: T[i] is one number for all of "
+                        "query i's row, so give it a new last axis, T[..., None]"
                     ),
                     attempt(
                         lambda: pair(F.softmax(scores / math.sqrt(d_k) / T[..., None, :], dim=-1))

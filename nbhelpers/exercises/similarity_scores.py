@@ -37,6 +37,27 @@ MATRIX_PRODUCTS = [
 ]
 
 
+def without_position_loops(f, Q, K):
+    """f(Q, K), refused when the answer makes more torch operations for more tokens: a Python
+    loop over the queries or the keys, which the exercise replaces with one broadcast."""
+    few = torch_calls(f, Q[..., :2, :].clone(), K[..., :2, :].clone())
+    many = torch_calls(f, Q.clone(), K.clone())
+    if many != few:
+        raise Rejected(
+            tr("the answer loops over the tokens in Python"),
+            tr(
+                "it makes {few} torch operations for 2 queries and 2 keys but {many} for "
+                "{n} and {m}: compute every pair at once, by broadcasting, not one i or j "
+                "at a time",
+                few=few,
+                many=many,
+                n=Q.shape[-2],
+                m=K.shape[-2],
+            ),
+        )
+    return f(Q, K)
+
+
 @leaves_state_alone
 def check_similarity_scores(fn) -> CheckResult:
     """fn(Q, K) must give Q Kᵀ / √d_k: (..., n, d_k), (..., m, d_k) -> (..., n, m), built from
@@ -60,11 +81,12 @@ def check_similarity_scores(fn) -> CheckResult:
                 lambda f, Q=Q, K=K: calling_none_of(
                     MATRIX_PRODUCTS,
                     lambda called: tr(
-                        "it calls {name}, which does the sum over f for you: pair every "
-                        "query with every key by broadcasting, Q[..., :, None, :] * "
-                        "K[..., None, :, :], then sum over the last axis",
+                        "it calls {name}, which does the sum over f for you: give Q an "
+                        "axis for the keys and K one for the queries, so that every query "
+                        "meets every key, then sum over f",
                         name=called,
                     ),
+                    without_position_loops,
                     f,
                     Q.clone(),
                     K.clone(),

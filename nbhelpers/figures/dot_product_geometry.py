@@ -201,7 +201,7 @@ class DotProductGeometryCanvas(BlitCanvas):
             (title + "\n" if title else "")
             + r"$q\cdot k = |q|\,|k|\,\cos\theta$"
             + f"\n= {q_len:.2f} × {k_len:.2f} × cos({theta:.0f}°)"
-            + f" = {q_len:.2f} × {k_len:.2f} × {format_factor(cos)} = {format_number(score)}"
+            + f" = {q_len:.2f} × {k_len:.2f} × {format_factor(cos)} ≈ {format_number(score)}"
         )
         return self.figure
 

@@ -45,6 +45,13 @@ EXERCISES = [
                 lambda Q, K: (scores_of(Q, K) / math.sqrt(Q.shape[-1])).squeeze(),
                 "axis 0 (of 1) is missing",
             ),
+            (
+                lambda Q, K: (
+                    torch.stack([(q.unsqueeze(-2) * K).sum(-1) for q in Q.unbind(-2)], dim=-2)
+                    / math.sqrt(Q.shape[-1])
+                ),
+                "by broadcasting, not one i or j at a time",
+            ),
             (lambda Q, K: Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), "it calls @"),
             (lambda Q, K: torch.matmul(Q, K.mT) / math.sqrt(Q.shape[-1]), "calls torch.matmul"),
             (
@@ -59,8 +66,8 @@ EXERCISES = [
         other_styles=[
             lambda Q, K: (Q[..., :, None, :] * K[..., None, :, :]).sum(-1) / Q.shape[-1] ** 0.5,
             lambda Q, K: (
-                torch.stack(
-                    [(Q * K[..., j : j + 1, :]).sum(-1) for j in range(K.shape[-2])], dim=-1
+                sum(  # a loop over the features f, not over the tokens
+                    Q[..., :, None, f] * K[..., None, :, f] for f in range(Q.shape[-1])
                 )
                 / math.sqrt(Q.shape[-1])
             ),

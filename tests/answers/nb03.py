@@ -87,7 +87,7 @@ EXERCISES = [
             (attention_with(softmax_dim=-2), "softmax over the wrong axis"),
             (attention_with(temperature="ignore"), "the temperature is ignored"),
             (attention_with(temperature="multiply"), "multiplied by T"),
-            (attention_with(temperature="keys"), "the temperatures run along the keys"),
+            (attention_with(temperature="keys"), "each key got its own temperature"),
         ],
         other_styles=[attention_scaling_the_queries, attention_with_sdpa],
     ),
