@@ -14,6 +14,7 @@ later notebooks can run on the learner's parts too.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -419,17 +420,21 @@ def train(
             run.fault, run.seen = probe_forward(model, heldout.ids[:8, :-1].to(model.device))
         if run.fault is not None:
             return run
-        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1.0)  # the schedule sets the rates
+        schedule = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda step: learning_rate(step, steps, 1e-2, 50)
+        )
         rng = np.random.default_rng(seed)
         model.train()
         for step in range(1, steps + 1):
             start = time.perf_counter()
             ids = grammar.sample_ids(256, rng)
             ids = ids[:, : int((ids != pad_id).sum(1).max())]
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate(step - 1, steps, 1e-2, 50)
             # two micro-batches: a step that mishandles them shows
             loss = float(as_part("step", parts.step, model, optimizer, ids, pad_id, 128))
+            with warnings.catch_warnings():  # a step that never calls optimizer.step() is
+                warnings.simplefilter("ignore")  # diagnosed below (a flat loss), not warned of
+                schedule.step()
             run.losses.append(loss)
             run.elapsed += time.perf_counter() - start
             run.done = step

@@ -343,7 +343,10 @@ def _fine_tune(settings: FineTuningSettings, data):
     classifier = GPT1Classifier(model, extract_id=new_ids[1], seed=settings.seed,
                                 dropout=settings.classifier_dropout,
                                 **head_of(settings.task))  # fmt: skip
-    optimizer = torch.optim.Adam(classifier.parameters(), lr=settings.lr)
+    optimizer = torch.optim.Adam(classifier.parameters(), lr=1.0)  # the schedule sets the rates
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: learning_rate_at(settings, step)
+    )
     generator = torch.Generator().manual_seed(settings.seed)
     curve = []
     classifier.train()
@@ -354,8 +357,6 @@ def _fine_tune(settings: FineTuningSettings, data):
             ids = train_ids[rows]
             ids = ids[..., : int((ids != tokenizer.pad_id).sum(-1).max())]  # drop all-<PAD> columns
             labels = train_labels[rows]
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate_at(settings, step)
             loss = fine_tuning_loss(
                 classifier, ids, labels, lam=settings.lam, pad_id=tokenizer.pad_id,
                 lm_examples=labels == 1 if settings.lm_on == "grammatical" else None,
@@ -363,6 +364,7 @@ def _fine_tune(settings: FineTuningSettings, data):
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
+            schedule.step()
             seconds += time.perf_counter() - start
             if settings.eval_every and (step + 1) % settings.eval_every == 0:
                 curve.append((step + 1, accuracy(classifier, test_ids, test_labels)))

@@ -223,7 +223,10 @@ def _train(
     rng = np.random.default_rng(recipe.seed)
     # GPT-1 used Adam with a decoupled weight decay of 0.01 (AdamW); fresh sentences every
     # step leave nothing to overfit here, so plain Adam.
-    optimizer = torch.optim.Adam(model.parameters(), lr=recipe.lr)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1.0)  # the schedule sets every step's rate
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: learning_rate(step, recipe.steps, recipe.lr, recipe.warmup)
+    )
     pad_id, device = grammar.tokenizer.pad_id, model.device
     model.train()
     elapsed, losses = 0.0, []
@@ -234,9 +237,8 @@ def _train(
             start = time.perf_counter()
             ids = grammar.sample_ids(recipe.batch_size, rng).to(device)
             ids = ids[:, : int((ids != pad_id).sum(1).max())]  # drop all-<PAD> columns
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate(step - 1, recipe.steps, recipe.lr, recipe.warmup)
             losses.append(train_step(model, optimizer, ids, pad_id))
+            schedule.step()
             elapsed += time.perf_counter() - start
             if step in keep:
                 history.checkpoints[step] = cpu_copy(model)
