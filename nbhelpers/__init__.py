@@ -43,6 +43,7 @@ _MODULES = {
         "attention_heatmap",
         "attention_heatmaps",
         "attention_step_figure",
+        "course_model_ablation",
         "course_model_tour",
         "dot_product_geometry_figure",
         "embedding_figure",

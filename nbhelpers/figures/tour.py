@@ -20,16 +20,23 @@ SENTENCE = "犬 が 河岸 を 歩く"
 PREFIXES = ("犬 が 河岸 を", "犬 が 川 を", "鳥 が 河岸 を")
 
 
-def course_model_tour(device=None) -> Figure:
-    """Print where each head of the stored model looks from を, and the model's next-word
-    probabilities after three prefixes beside the grammar's; return the heads' figure."""
+def stored_heads(device=None):
+    """The grammar, its tokenizer, the stored model in float64 (the same digits everywhere),
+    the sentence's labels and its four heads' weights (heads, n, n)."""
     grammar = JapaneseGrammar()
     tokens = grammar.tokenizer
-    model = load_course_model(device, dtype=torch.float64)  # the same digits everywhere
+    model = load_course_model(device, dtype=torch.float64)
     sentence = tokens.encode(SENTENCE).to(model.W_e.weight.device)
     labels = tokens.decode(sentence)
     with torch.no_grad():
         _, heads = model.blocks[0].attn(model.embed(sentence), return_weights=True)
+    return grammar, tokens, model, labels, heads
+
+
+def course_model_tour(device=None) -> Figure:
+    """Print where each head of the stored model looks from を, and the model's next-word
+    probabilities after three prefixes beside the grammar's; return the heads' figure."""
+    grammar, tokens, model, labels, heads = stored_heads(device)
     wo = labels.index("を")
     for k, row in enumerate(heads[:, wo]):
         print(
@@ -56,8 +63,6 @@ def course_model_tour(device=None) -> Figure:
     rows = [[verb] + [cell(verb, prefix) for prefix in PREFIXES] for verb in verbs]
     print(tr("P(next word | prefix), model / grammar:"))
     print(table(rows, [tr("next word"), *PREFIXES]))
-    subject_head = int(heads[:, wo, labels.index("犬")].argmax())  # the head that finds 犬
-    print_ablation(model, tokens, model_p, true_p, subject_head)
     future = torch.ones(len(labels), len(labels), dtype=torch.bool).triu(diagonal=1)
     return attention_heatmaps(
         heads.cpu(),
@@ -75,10 +80,14 @@ def next_word(model, tokens, prefix: str) -> torch.Tensor:
         return torch.softmax(model(ids[None])[0, -1], dim=-1).cpu()
 
 
-def print_ablation(model, tokens, model_p: dict, true_p: dict, subject_head: int) -> None:
-    """KL(grammar ‖ model) of the next word after each prefix, with all heads (`model_p`)
-    and with each head's output zeroed in turn: which heads the verb's choice needs. Then
-    what the bird's verb loses without the head that finds the subject."""
+def course_model_ablation(device=None) -> None:
+    """KL(grammar ‖ model) of the next word after each prefix, with all heads and with each
+    head's output zeroed in turn: which heads the verb's choice needs. Then what the bird's
+    verb loses without the head that finds the subject."""
+    grammar, tokens, model, labels, heads = stored_heads(device)
+    subject_head = int(heads[:, labels.index("を"), labels.index("犬")].argmax())  # finds 犬
+    model_p = {prefix: next_word(model, tokens, prefix) for prefix in PREFIXES}
+    true_p = {p: grammar.true_next_token_distribution(tokens.encode(p)) for p in PREFIXES}
 
     def kl(p: torch.Tensor, prefix: str) -> str:
         return f"{float(kl_divergence(true_p[prefix], p)):.3f}"
