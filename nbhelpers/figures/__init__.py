@@ -29,14 +29,13 @@ from .softmax_curve import softmax_curve_figure
 from .specialised_heads import accuracy_by_step_figure, specialised_heads_figure
 from .teacher_forcing import teacher_forcing_figure
 from .tokens import bpe_figure, fine_tuning_curves_figure, token_rows_figure
-from .tour import course_model_ablation, course_model_tour
+from .tour import course_model_tour
 from .training import rule_kl_figure, training_figure
 from .weighted_average import WeightedAverageCanvas, weighted_average_figure
 from .weighted_rows import weighted_rows_figure
 from .zero_shot import zero_shot_figure
 
 __all__ = [
-    "course_model_ablation",
     "course_model_tour",
     "bpe_figure",
     "convergence_figure",

@@ -264,7 +264,7 @@ class EmbeddingCanvas(BlitCanvas):
         self.ax_U.set_title(f"$U$  one-hot ({n}×{n_vocab})", fontsize=10)
         self.ax_W_e.set_title(f"$W_e$  ({n_vocab}×{d})", fontsize=10)
         self.ax_W_p.set_title(
-            f"$W_p$  ({n}×{d})" if positions else tr("$W_p$  (left out)"),
+            f"$W_p[:{n}]$  ({n}×{d})" if positions else tr("$W_p$  (left out)"),
             fontsize=10,
             color="black" if positions else "#909090",
         )

@@ -105,8 +105,8 @@ def convergence_curves(ax, auxiliary: dict, task: str, n_labelled: int) -> list:
 
 def _convergence_axes(ax, task: str, n_labelled: int):
     ax.set_xlabel(tr("fine-tuning steps"), fontsize=9)
-    ax.set_title(tr("{task}, {n} labelled examples", task=name_of(task), n=f"{n_labelled:,}"),
-                 fontsize=10)  # fmt: skip
+    count = format(n_labelled, ",")  # 1,024: grouped digits in both languages
+    ax.set_title(tr("{task}, {n} labelled examples", task=name_of(task), n=count), fontsize=10)
 
 
 class ConvergenceCanvas(BlitCanvas):
@@ -173,8 +173,8 @@ def layers_figure(layers: Sequence[dict]) -> Figure:
                    label=tr("{task}, no pre-training", task=name_of(task)))  # fmt: skip
     ax.set_xticks(counts, [str(c) for c in counts])
     ax.set_xlabel(tr("blocks transferred (0: the embeddings only)"), fontsize=9)
-    ax.set_title(tr("layers transferred, {n} labelled examples", n=f"{layers[0]['n_labelled']:,}"),
-                 fontsize=10)  # fmt: skip
+    count = format(layers[0]["n_labelled"], ",")  # 1,024: grouped digits in both languages
+    ax.set_title(tr("layers transferred, {n} labelled examples", n=count), fontsize=10)
     _axes_style(ax)
     ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     figure.tight_layout()

@@ -130,8 +130,8 @@ class WeightedAverageCanvas(BlitCanvas):
         pad = 0.25 * max(float(np.ptp(V[:, 0])), float(np.ptp(V[:, 1])), 1e-6)
         ax.set_xlim(V[:, 0].min() - pad, V[:, 0].max() + 2 * pad)
         ax.set_ylim(V[:, 1].min() - pad, V[:, 1].max() + pad)
-        ax.set_xlabel(tr("value feature 1"))
-        ax.set_ylabel(tr("value feature 2"))
+        ax.set_xlabel(tr("value feature 0"))
+        ax.set_ylabel(tr("value feature 1"))
         self._title = ax.set_title("", fontsize=11)
         moving = [*self._spokes, *self._dots, self._star, *self._labels]
         self._made = [ax.add_patch(outline), *moving, legend]

@@ -93,7 +93,7 @@ class DotProductGeometryExplorer(FigureExplorer):
         return self.k_length.value * _unit(self.q_direction + self.angle.value)
 
     def score(self) -> float:
-        """q·k from the components, q₁k₁ + q₂k₂ (not from the angle)."""
+        """q·k from the components, q₀k₀ + q₁k₁ (not from the angle)."""
         q, k = check_vector_2d("q", self.q), check_vector_2d("k", self.k)
         return float(q[0] * k[0] + q[1] * k[1])
 
@@ -106,7 +106,7 @@ class DotProductGeometryExplorer(FigureExplorer):
         score = self.score()
         self.show(  # numbers and the course's own markup only: nothing to escape
             f"q = ({q[0]:.2f}, {q[1]:.2f}), k = ({k[0]:.2f}, {k[1]:.2f}): "
-            "q·k = q<sub>1</sub>k<sub>1</sub> + q<sub>2</sub>k<sub>2</sub> = "
+            "q·k = q<sub>0</sub>k<sub>0</sub> + q<sub>1</sub>k<sub>1</sub> = "
             f"<b>{format_number(score, 3)}</b>; "
             f"|q| |k| cos θ = {q_len:.2f} × {k_len:.2f} × {format_factor(cos, 3)} = "
             f"<b>{format_number(q_len * k_len * cos, 3)}</b>; "
