@@ -187,6 +187,9 @@ def _builders():
         ),
         "convergence_figure": lambda: figures.convergence_figure(load_claims()["auxiliary"]),
         "layers_figure": lambda: figures.layers_figure(load_claims()["layers"]),
+        "fine_tuning_losses_figure": lambda: figures.fine_tuning_losses_figure(
+            {"pre-trained": [(0.7, 5.0)] * 40, "no pre-training": [(0.69, 3.8)] * 40}, lam=0.5
+        ),
     }
 
 

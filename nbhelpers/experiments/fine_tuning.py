@@ -174,6 +174,7 @@ class FineTuningResult:
     accuracy: float  # on the TEST set
     seconds: float  # training time, evaluation excluded
     curve: list = field(default_factory=list)  # [(step, test accuracy)] every eval_every steps
+    losses: list = field(default_factory=list)  # [(-L2 / B, -L1 / N)] at every step
 
 
 def task_tokenizer(grammar: JapaneseGrammar | None = None, *, new_start: bool = False):
@@ -348,7 +349,7 @@ def _fine_tune(settings: FineTuningSettings, data):
         optimizer, lambda step: learning_rate_at(settings, step)
     )
     generator = torch.Generator().manual_seed(settings.seed)
-    curve = []
+    curve, losses = [], []
     classifier.train()
     seconds = 0.0
     with checked():  # the encoded ids fit the model: no check in every step
@@ -357,10 +358,12 @@ def _fine_tune(settings: FineTuningSettings, data):
             ids = train_ids[rows]
             ids = ids[..., : int((ids != tokenizer.pad_id).sum(-1).max())]  # drop all-<PAD> columns
             labels = train_labels[rows]
-            loss = fine_tuning_loss(
+            classification, language = fine_tuning_loss(
                 classifier, ids, labels, lam=settings.lam, pad_id=tokenizer.pad_id,
-                lm_examples=labels == 1 if settings.lm_on == "grammatical" else None,
+                lm_examples=labels == 1 if settings.lm_on == "grammatical" else None, parts=True,
             )  # fmt: skip
+            loss = classification + settings.lam * language if settings.lam else classification
+            losses.append((float(classification.detach()), float(language.detach())))
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -369,7 +372,7 @@ def _fine_tune(settings: FineTuningSettings, data):
             if settings.eval_every and (step + 1) % settings.eval_every == 0:
                 curve.append((step + 1, accuracy(classifier, test_ids, test_labels)))
     final = accuracy(classifier, test_ids, test_labels)
-    return FineTuningResult(settings, final, seconds, curve), classifier
+    return FineTuningResult(settings, final, seconds, curve, losses), classifier
 
 
 # The conditions of the stored curves: (label, layers, λ). GPT-1's Table 5 compares the full

@@ -13,7 +13,12 @@ from .canvas import Canvas, figure_to_png, show_figure
 from .deep_stack import deep_stack_figure
 from .dot_product_geometry import DotProductGeometryCanvas, dot_product_geometry_figure
 from .embedding import EmbeddingCanvas, embedding_figure
-from .fine_tuning_claims import convergence_figure, layers_figure, probes_figure
+from .fine_tuning_claims import (
+    convergence_figure,
+    fine_tuning_losses_figure,
+    layers_figure,
+    probes_figure,
+)
 from .generation import generation_loop_figure
 from .head_split import head_split_figure
 from .heads import HeadGridCanvas, head_grid_figure
@@ -39,6 +44,7 @@ __all__ = [
     "course_model_tour",
     "bpe_figure",
     "convergence_figure",
+    "fine_tuning_losses_figure",
     "layers_figure",
     "probes_figure",
     "fine_tuning_curves_figure",

@@ -5,8 +5,9 @@ left)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 from matplotlib.figure import Figure
 
 from ..support.language import tr
@@ -177,5 +178,38 @@ def layers_figure(layers: Sequence[dict]) -> Figure:
     ax.set_title(tr("layers transferred, {n} labelled examples", n=count), fontsize=10)
     _axes_style(ax)
     ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    figure.tight_layout()
+    return figure
+
+
+@course_font
+def fine_tuning_losses_figure(
+    runs: Mapping[str, Sequence[tuple[float, float]]], lam: float, window: int = 10
+) -> Figure:
+    """The two terms of L3 along fine-tuning runs, {label: [(-L2 / B, -L1 / N) per step]}:
+    the classifier's cross-entropy and λ times the language model's, each a moving mean over
+    `window` steps (notebook 11's live run)."""
+    if not isinstance(runs, Mapping) or not runs or any(len(v) < window for v in runs.values()):
+        raise ValueError(
+            tr("runs must map labels to at least {window} (L2, L1) pairs", window=window)
+        )
+    figure = Canvas(figsize=(8.6, 3.3), dpi=100).figure
+    left, right = figure.subplots(1, 2, sharex=True)
+    kernel = np.ones(window) / window
+    for (label, losses), colour in zip(runs.items(), SERIES, strict=False):
+        terms = np.asarray(losses, dtype=float)  # (steps, 2)
+        steps = np.arange(window, len(terms) + 1)  # each mean ends at its last step
+        for ax, column, scale in ((left, 0, 1.0), (right, 1, lam)):
+            mean = np.convolve(terms[:, column], kernel, mode="valid")
+            ax.plot(steps, scale * mean, color=colour, lw=1.6, label=label)
+    left.set_title(tr("the classifier: $-L_2 / B$"), fontsize=10)
+    right.set_title(tr("the language model: $\\lambda \\cdot (-L_1 / N)$, λ = {lam:g}", lam=lam),
+                    fontsize=10)  # fmt: skip
+    for ax in (left, right):
+        ax.set_xlabel(tr("fine-tuning step"), fontsize=9)
+        ax.tick_params(labelsize=9)
+        ax.grid(alpha=0.3)
+    left.set_ylabel(tr("nats, mean of {window} steps", window=window), fontsize=9)
+    left.legend(fontsize=9)
     figure.tight_layout()
     return figure
