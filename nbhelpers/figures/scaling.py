@@ -71,7 +71,10 @@ def loglog_figure(
         if not keep.any():
             continue
         colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
-        ax.plot(ns[keep], values[keep], marker="o", color=colour, label=name)
+        # each later series thinner, with a smaller marker of another shape: two paths that
+        # measure the same (a wrapper and the kernel it calls) show as nested, not hidden
+        ax.plot(ns[keep], values[keep], marker="osD^v"[k % 5], markersize=max(3.0, 8.0 - 1.5 * k),
+                linewidth=max(1.0, 2.6 - 0.5 * k), color=colour, label=name)  # fmt: skip
         anchors[name] = (ns[keep][0], values[keep][0], max(ns[keep][-1], 2 * ns[keep][0]))
     if not isinstance(guides, Mapping):
         guides = {slope: next(iter(series)) for slope in guides}
@@ -135,9 +138,9 @@ def against_dk_figure(
             )
         if dashed:
             style, colour = next(theory_styles)
-            # wide, pale and underneath: a measured series that follows it stays visible on it
-            ax.plot(d_ks, values, linestyle=style, color=colour, linewidth=3.2, alpha=0.45,
-                    label=name, zorder=1)  # fmt: skip
+            # thin and on top: a measured series that follows it exactly cannot hide it
+            ax.plot(d_ks, values, linestyle=style, color=colour, linewidth=1.8, alpha=0.9,
+                    label=name, zorder=4)  # fmt: skip
         else:
             colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
             ax.plot(d_ks, values, marker="o", markersize=4, label=name, color=colour, zorder=3)
