@@ -238,8 +238,8 @@ def fine_tuning_loss(
     """The loss to minimise: -L2 / B - λ·L1 / N for B examples with N predicted tokens (not
     <PAD>), i.e. the classifier's mean cross-entropy plus λ times the language model's.
     `lm_examples` (B,) bool, if given, keeps L1 to the examples marked True (notebook 11 tests
-    L1 on the grammatical sentences only); None: all of them. With `parts`, the two terms
-    (-L2 / B, -L1 / N) instead of their sum (-L1 / N is 0 when λ = 0: it is not computed)."""
+    L1 on the grammatical sentences only); None: all of them. With `parts`, also its two
+    terms: (loss, -L2 / B, -L1 / N), the last 0 when λ = 0 (it is not computed)."""
     if not isinstance(classifier, GPT1Classifier):
         raise TypeError(
             tr(
@@ -275,7 +275,7 @@ def fine_tuning_loss(
         )
     class_logits, lm_logits = classifier(ids)
     classification = F.cross_entropy(class_logits, labels)  # -L2 / B
-    language = classification.new_zeros(())  # -L1 / N
+    loss, language = classification, classification.new_zeros(())  # -L1 / N
     if lam and (lm_examples is None or bool(lm_examples.any())):
         if lm_examples is not None:  # the other examples' tokens become targets L1 skips
             keep = lm_examples.view(-1, *[1] * (ids.dim() - 1))
@@ -283,6 +283,5 @@ def fine_tuning_loss(
         targets = ids[..., 1:].flatten()
         lm = lm_logits[..., :-1, :].flatten(0, -2)  # (B·(n-1), vocab)
         language = F.cross_entropy(lm, targets, ignore_index=pad_id)
-        if not parts:
-            return classification + lam * language
-    return (classification, language) if parts else classification
+        loss = classification + lam * language
+    return (loss, classification, language) if parts else loss

@@ -625,15 +625,18 @@ def calling_none_of(
         return answer(*args)
 
 
-class _LargestTensor(TorchFunctionMode):
-    """Notes the most elements any single torch function or tensor method returns while it is
-    active. A function mode, not a dispatch mode: the first dispatch mode imports sympy (1 s)."""
+class _OpWatch(TorchFunctionMode):
+    """Notes, while it is active, how many torch functions and tensor methods run and the most
+    elements any of them returns. A function mode, not a dispatch mode: the first dispatch
+    mode imports sympy (1 s)."""
 
     def __init__(self):
         super().__init__()
+        self.calls = 0
         self.largest = 0
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
         out = func(*args, **(kwargs or {}))
         for t in out if isinstance(out, (tuple, list)) else (out,):
             if isinstance(t, torch.Tensor):
@@ -641,30 +644,18 @@ class _LargestTensor(TorchFunctionMode):
         return out
 
 
-class _Calls(TorchFunctionMode):
-    """Counts the torch functions and tensor methods called while it is active."""
-
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.count += 1
-        return func(*args, **(kwargs or {}))
-
-
-def torch_calls(fn, *args) -> int:
-    """How many torch operations fn(*args) makes: a count that grows with the number of
+def torch_calls(fn, *args):
+    """(fn(*args), how many torch operations it made): a count that grows with the number of
     tokens tells a Python loop over the positions from a broadcast."""
-    with _Calls() as calls:
-        fn(*args)
-    return calls.count
+    with _OpWatch() as watch:
+        result = fn(*args)
+    return result, watch.calls
 
 
 def largest_tensor_made(fn, *args):
     """(fn(*args), the most elements of any tensor an op made on the way): an exercise that
     asks for an O(m) computation can tell an answer that built an (m, m) matrix."""
-    with _LargestTensor() as watch:
+    with _OpWatch() as watch:
         result = fn(*args)
     return result, watch.largest
 

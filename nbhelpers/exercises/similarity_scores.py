@@ -40,8 +40,8 @@ MATRIX_PRODUCTS = [
 def without_position_loops(f, Q, K):
     """f(Q, K), refused when the answer makes more torch operations for more tokens: a Python
     loop over the queries or the keys, which the exercise replaces with one broadcast."""
-    few = torch_calls(f, Q[..., :2, :].clone(), K[..., :2, :].clone())
-    many = torch_calls(f, Q.clone(), K.clone())
+    _, few = torch_calls(f, Q[..., :2, :].clone(), K[..., :2, :].clone())
+    got, many = torch_calls(f, Q, K)
     if many != few:
         raise Rejected(
             tr("the answer loops over the tokens in Python"),
@@ -55,7 +55,7 @@ def without_position_loops(f, Q, K):
                 m=K.shape[-2],
             ),
         )
-    return f(Q, K)
+    return got
 
 
 @leaves_state_alone

@@ -358,11 +358,10 @@ def _fine_tune(settings: FineTuningSettings, data):
             ids = train_ids[rows]
             ids = ids[..., : int((ids != tokenizer.pad_id).sum(-1).max())]  # drop all-<PAD> columns
             labels = train_labels[rows]
-            classification, language = fine_tuning_loss(
+            loss, classification, language = fine_tuning_loss(
                 classifier, ids, labels, lam=settings.lam, pad_id=tokenizer.pad_id,
                 lm_examples=labels == 1 if settings.lm_on == "grammatical" else None, parts=True,
             )  # fmt: skip
-            loss = classification + settings.lam * language if settings.lam else classification
             losses.append((float(classification.detach()), float(language.detach())))
             optimizer.zero_grad(set_to_none=True)
             loss.backward()

@@ -20,9 +20,10 @@ SENTENCE = "犬 が 河岸 を 歩く"
 PREFIXES = ("犬 が 河岸 を", "犬 が 川 を", "鳥 が 河岸 を")
 
 
-def stored_heads(device=None):
-    """The grammar, its tokenizer, the stored model in float64 (the same digits everywhere),
-    the sentence's labels and its four heads' weights (heads, n, n)."""
+def stored_model(device=None):
+    """What both tour cells read: the tokenizer, the stored model in float64 (the same digits
+    everywhere), the sentence's labels, its four heads' weights (heads, n, n), and after each
+    prefix the model's next-word distribution and the grammar's."""
     grammar = JapaneseGrammar()
     tokens = grammar.tokenizer
     model = load_course_model(device, dtype=torch.float64)
@@ -30,13 +31,15 @@ def stored_heads(device=None):
     labels = tokens.decode(sentence)
     with torch.no_grad():
         _, heads = model.blocks[0].attn(model.embed(sentence), return_weights=True)
-    return grammar, tokens, model, labels, heads
+    model_p = {prefix: next_word(model, tokens, prefix) for prefix in PREFIXES}
+    true_p = {p: grammar.true_next_token_distribution(tokens.encode(p)) for p in PREFIXES}
+    return tokens, model, labels, heads, model_p, true_p
 
 
 def course_model_tour(device=None) -> Figure:
     """Print where each head of the stored model looks from を, and the model's next-word
     probabilities after three prefixes beside the grammar's; return the heads' figure."""
-    grammar, tokens, model, labels, heads = stored_heads(device)
+    tokens, model, labels, heads, model_p, true_p = stored_model(device)
     wo = labels.index("を")
     for k, row in enumerate(heads[:, wo]):
         print(
@@ -47,8 +50,6 @@ def course_model_tour(device=None) -> Figure:
                 weight=float(row.max()),
             )
         )
-    model_p = {prefix: next_word(model, tokens, prefix) for prefix in PREFIXES}
-    true_p = {p: grammar.true_next_token_distribution(tokens.encode(p)) for p in PREFIXES}
     # the verbs that any of the prefixes allows (the adverbs get 0.1 after each)
     verbs = [
         t
@@ -84,10 +85,8 @@ def course_model_ablation(device=None) -> None:
     """KL(grammar ‖ model) of the next word after each prefix, with all heads and with each
     head's output zeroed in turn: which heads the verb's choice needs. Then what the bird's
     verb loses without the head that finds the subject."""
-    grammar, tokens, model, labels, heads = stored_heads(device)
+    tokens, model, labels, heads, model_p, true_p = stored_model(device)
     subject_head = int(heads[:, labels.index("を"), labels.index("犬")].argmax())  # finds 犬
-    model_p = {prefix: next_word(model, tokens, prefix) for prefix in PREFIXES}
-    true_p = {p: grammar.true_next_token_distribution(tokens.encode(p)) for p in PREFIXES}
 
     def kl(p: torch.Tensor, prefix: str) -> str:
         return f"{float(kl_divergence(true_p[prefix], p)):.3f}"
