@@ -13,8 +13,6 @@ later notebooks can run on the learner's parts too.
 
 from __future__ import annotations
 
-import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -411,6 +409,7 @@ def train(
     """Notebook 08's recipe on the learner's parts: Adam with warm-up and cosine decay,
     batches of 256 given whole to the step with micro_batch=128, the KL measured every 20
     steps; it stops at the goal, at `steps`, at `seconds`, or at the first fault."""
+    from ..experiments import training_loop
     from ..experiments.heldout import measure
     from ..experiments.pretraining import learning_rate
 
@@ -420,35 +419,36 @@ def train(
             run.fault, run.seen = probe_forward(model, heldout.ids[:8, :-1].to(model.device))
         if run.fault is not None:
             return run
-        optimizer = torch.optim.Adam(model.parameters(), lr=1.0)  # the schedule sets the rates
-        schedule = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda step: learning_rate(step, steps, 1e-2, 50)
+        optimizer, schedule = training_loop.adam(
+            model.parameters(), lambda step: learning_rate(step, steps, 1e-2, 50)
         )
         rng = np.random.default_rng(seed)
-        model.train()
-        for step in range(1, steps + 1):
-            start = time.perf_counter()
-            ids = grammar.sample_ids(256, rng)
-            ids = ids[:, : int((ids != pad_id).sum(1).max())]
-            # two micro-batches: a step that mishandles them shows
-            loss = float(as_part("step", parts.step, model, optimizer, ids, pad_id, 128))
-            with warnings.catch_warnings():  # a step that never calls optimizer.step() is
-                warnings.simplefilter("ignore")  # diagnosed below (a flat loss), not warned of
-                schedule.step()
+
+        def fresh_batches():
+            for _ in range(steps):
+                ids = grammar.sample_ids(256, rng)
+                yield ids[:, : int((ids != pad_id).sum(1).max())]
+
+        def update(ids):  # two micro-batches: a step that mishandles them shows
+            return float(as_part("step", parts.step, model, optimizer, ids, pad_id, 128))
+
+        def after(step, loss, elapsed):
             run.losses.append(loss)
-            run.elapsed += time.perf_counter() - start
-            run.done = step
+            run.elapsed, run.done = elapsed, step
             if not np.isfinite(loss):
                 run.fault = "not finite"
                 run.seen = tr(
                     "the training loss became {loss} at step {step}", loss=loss, step=step
                 )
-                return run
-            if step % 20 == 0 or step == steps or run.elapsed > seconds:
+                return True
+            if step % 20 == 0 or step == steps or elapsed > seconds:
                 run.kl = measure(model, heldout).kl
                 model.train()
-                if run.kl <= goal or run.elapsed > seconds:
-                    return run
+                return run.kl <= goal or elapsed > seconds
+            return False
+
+        model.train()
+        training_loop.run(fresh_batches(), update, schedule, after)
     except PartRaised as raised:
         run.raised = raised
     return run

@@ -3,7 +3,8 @@ modules one layer down. Each module holds one experiment:
 
 * `heldout`: held-out sentences with their exact next-token distributions, and the KL of a
   model from the truth on them (notebooks 08 and 09);
-* `pretraining`: the language-model training loop and its recipe (notebook 08);
+* `training_loop`: the one loop every training run steps through;
+* `pretraining`: the language-model objective and its recipe (notebook 08);
 * `sampling`: sentences sampled from a model, judged by the grammar (notebooks 08 and 09);
 * `course_model`: the course's trained model and its training run, stored in nbhelpers/data/;
 * `head_specialisation`: two heads that split a job between them (notebook 05);

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,7 +47,9 @@ from ..support.validation import (
     is_int,
     is_number,
 )
+from . import training_loop
 from .course_model import COURSE_MODEL_PATH, DEEP_MODEL_PATH, load_course_model
+from .training_loop import adam, descend
 
 CURVES_PATH = Path(__file__).resolve().parent.parent / "data" / "fine_tuning_curves.json"
 TEST = dict(n=2000, seed=10_000)  # the test set of every run: never trained on
@@ -344,34 +345,34 @@ def _fine_tune(settings: FineTuningSettings, data):
     classifier = GPT1Classifier(model, extract_id=new_ids[1], seed=settings.seed,
                                 dropout=settings.classifier_dropout,
                                 **head_of(settings.task))  # fmt: skip
-    optimizer = torch.optim.Adam(classifier.parameters(), lr=1.0)  # the schedule sets the rates
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: learning_rate_at(settings, step)
+    optimizer, schedule = adam(
+        classifier.parameters(), lambda step: learning_rate_at(settings, step)
     )
-    generator = torch.Generator().manual_seed(settings.seed)
-    curve, losses = [], []
+    curve, losses, seconds = [], [], [0.0]
+
+    def update(rows):
+        ids = train_ids[rows]
+        ids = ids[..., : int((ids != tokenizer.pad_id).sum(-1).max())]  # drop all-<PAD> columns
+        labels = train_labels[rows]
+        loss, classification, language = fine_tuning_loss(
+            classifier, ids, labels, lam=settings.lam, pad_id=tokenizer.pad_id,
+            lm_examples=labels == 1 if settings.lm_on == "grammatical" else None, parts=True,
+        )  # fmt: skip
+        losses.append((float(classification.detach()), float(language.detach())))
+        return descend(optimizer, loss)
+
+    def after(step, loss, elapsed):
+        seconds[0] = elapsed
+        if settings.eval_every and step % settings.eval_every == 0:
+            curve.append((step, accuracy(classifier, test_ids, test_labels)))
+
     classifier.train()
-    seconds = 0.0
     with checked():  # the encoded ids fit the model: no check in every step
-        for step, rows in enumerate(batches(settings, generator)):
-            start = time.perf_counter()
-            ids = train_ids[rows]
-            ids = ids[..., : int((ids != tokenizer.pad_id).sum(-1).max())]  # drop all-<PAD> columns
-            labels = train_labels[rows]
-            loss, classification, language = fine_tuning_loss(
-                classifier, ids, labels, lam=settings.lam, pad_id=tokenizer.pad_id,
-                lm_examples=labels == 1 if settings.lm_on == "grammatical" else None, parts=True,
-            )  # fmt: skip
-            losses.append((float(classification.detach()), float(language.detach())))
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            seconds += time.perf_counter() - start
-            if settings.eval_every and (step + 1) % settings.eval_every == 0:
-                curve.append((step + 1, accuracy(classifier, test_ids, test_labels)))
+        training_loop.run(
+            batches(settings, torch.Generator().manual_seed(settings.seed)), update, schedule, after
+        )
     final = accuracy(classifier, test_ids, test_labels)
-    return FineTuningResult(settings, final, seconds, curve, losses), classifier
+    return FineTuningResult(settings, final, seconds[0], curve, losses), classifier
 
 
 # The conditions of the stored curves: (label, layers, λ). GPT-1's Table 5 compares the full

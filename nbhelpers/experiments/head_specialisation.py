@@ -43,6 +43,8 @@ from ..support.validation import (
     check_seed,
     is_int,
 )
+from . import training_loop
+from .training_loop import adam, descend
 
 # The held-out sequences come from their own stream, the same for every model and seed, so
 # that h = 1 and h = 2 are scored on the same sentences.
@@ -337,18 +339,25 @@ def _train(n_heads: int, seed: int, task: HeadsTask) -> HeadsResult:
     with torch.random.fork_rng(devices=[]):  # the notebook's own RNG stream stays untouched
         torch.manual_seed(seed)
         model = SubjectPreviousModel(task.vocab_size, task.n, task.d_model, n_heads, task.hidden)
-    optimizer = torch.optim.Adam(model.parameters(), lr=task.lr)
+    optimizer, schedule = adam(model.parameters(), lambda step: task.lr)
     history_steps, history_accuracy = [0], [accuracy(model, eval_tokens, eval_targets).both]
-    for step in range(1, task.steps + 1):
-        tokens, targets = subject_previous_batch(task.batch_size, task.n, task.vocab_size, data)
+
+    def update(batch):
+        tokens, targets = batch
         logits = model(tokens)[:, 1:]  # position 0 has no previous token: no target
         loss = F.cross_entropy(logits.reshape(-1, task.vocab_size), targets.reshape(-1))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        return descend(optimizer, loss)
+
+    def after(step, loss, seconds):
         if step % task.every == 0 or step == task.steps:
             history_steps.append(step)
             history_accuracy.append(accuracy(model, eval_tokens, eval_targets).both)
+
+    batches = (
+        subject_previous_batch(task.batch_size, task.n, task.vocab_size, data)
+        for _ in range(task.steps)
+    )
+    training_loop.run(batches, update, schedule, after)
     model.eval()
     with torch.no_grad():
         _, weights = model(eval_tokens, return_weights=True)

@@ -9,7 +9,6 @@ every `eval_every` steps (experiments/heldout.py).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -29,7 +28,9 @@ from ..support.validation import (
     checked,
     is_int,
 )
+from . import training_loop
 from .heldout import HeldOut, check_model_fits_grammar, make_heldout, measure
+from .training_loop import adam, descend
 
 
 def corpus_model_config(grammar: JapaneseGrammar, **overrides) -> GPT1Config:
@@ -162,10 +163,7 @@ def train_step(model: GPT1, optimizer: torch.optim.Optimizer, ids: torch.Tensor,
     loss = F.cross_entropy(
         logits.flatten(0, 1), ids[:, 1:].flatten(), ignore_index=pad_id
     )  # (B·(n-1), n_vocab) against (B·(n-1),)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    optimizer.step()
-    return loss.detach()
+    return descend(optimizer, loss)
 
 
 def train(
@@ -221,37 +219,41 @@ def _train(
     if 0 in keep:
         history.checkpoints[0] = cpu_copy(model)
     rng = np.random.default_rng(recipe.seed)
+    pad_id, device = grammar.tokenizer.pad_id, model.device
+
+    def fresh_batches():
+        for _ in range(recipe.steps):
+            ids = grammar.sample_ids(recipe.batch_size, rng).to(device)
+            yield ids[:, : int((ids != pad_id).sum(1).max())]  # drop all-<PAD> columns
+
+    losses = []
+
+    def after(step, loss, seconds):
+        losses.append(loss)
+        if step in keep:
+            history.checkpoints[step] = cpu_copy(model)
+        if step % recipe.eval_every == 0 or step == recipe.steps:
+            result = measure(model, heldout)
+            history.steps.append(step)
+            history.seconds.append(seconds)
+            history.kl.append(result.kl)
+            history.heldout_loss.append(result.loss)
+            history.train_loss.append(float(torch.stack(losses).mean()))
+            for rule, value in result.kl_by_rule.items():
+                history.kl_by_rule.setdefault(rule, []).append(value)
+            losses.clear()
+            line.update(step)  # no numbers that vary by machine: the notebook stores this
+
     # GPT-1 used Adam with a decoupled weight decay of 0.01 (AdamW); fresh sentences every
     # step leave nothing to overfit here, so plain Adam.
-    optimizer = torch.optim.Adam(model.parameters(), lr=1.0)  # the schedule sets every step's rate
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: learning_rate(step, recipe.steps, recipe.lr, recipe.warmup)
+    optimizer, schedule = adam(
+        model.parameters(), lambda step: learning_rate(step, recipe.steps, recipe.lr, recipe.warmup)
     )
-    pad_id, device = grammar.tokenizer.pad_id, model.device
-    model.train()
-    elapsed, losses = 0.0, []
     line = ProgressLine(tr("training"), recipe.steps, enabled=progress)
-    # the grammar's ids fit the model (train checked it once): no check in every step
-    with checked():
-        for step in range(1, recipe.steps + 1):
-            start = time.perf_counter()
-            ids = grammar.sample_ids(recipe.batch_size, rng).to(device)
-            ids = ids[:, : int((ids != pad_id).sum(1).max())]  # drop all-<PAD> columns
-            losses.append(train_step(model, optimizer, ids, pad_id))
-            schedule.step()
-            elapsed += time.perf_counter() - start
-            if step in keep:
-                history.checkpoints[step] = cpu_copy(model)
-            if step % recipe.eval_every == 0 or step == recipe.steps:
-                result = measure(model, heldout)
-                history.steps.append(step)
-                history.seconds.append(elapsed)
-                history.kl.append(result.kl)
-                history.heldout_loss.append(result.loss)
-                history.train_loss.append(float(torch.stack(losses).mean()))
-                for rule, value in result.kl_by_rule.items():
-                    history.kl_by_rule.setdefault(rule, []).append(value)
-                losses = []
-                line.update(step)  # no numbers that vary by machine: the notebook stores this
+    model.train()
+    with checked():  # the grammar's ids fit the model (train checked it once)
+        training_loop.run(
+            fresh_batches(), lambda ids: train_step(model, optimizer, ids, pad_id), schedule, after
+        )
     model.eval()
     return history

@@ -135,7 +135,7 @@ EXERCISES = [
             (shift_on_axis_1, "the shift is on axis 1"),
             (lambda *a: reference_loss(*a, mask="inputs"), "whose input is <PAD> are left out"),
             (per_sequence_loss, "averaged over each sequence"),
-            (lambda *a: float(reference_loss(*a)), "not a Python float"),
+            (lambda *a: reference_loss(*a).detach().item(), "not a Python float"),
             (lambda *a: reference_loss(*a).detach(), "not a Python float, not detached"),
         ],
         other_styles=[loss_written_with_cross_entropy],
