@@ -1,6 +1,6 @@
 """The zero-shot heuristics of notebook 11 (GPT-1 §5): the scores are the model's own token
-log-probabilities (checked against F.cross_entropy), an entailed example scores exactly 0,
-and the threshold is the best one for the labelled examples (checked by trying every cut)."""
+log-probabilities (checked against F.cross_entropy), and the threshold is the best one for
+the labelled examples (checked by trying every cut)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,9 @@ from nbhelpers.corpus.tasks import LabelledExample, make_task
 from nbhelpers.experiments.course_model import load_course_model
 from nbhelpers.experiments.zero_shot import (
     accuracy_at,
-    choice_accuracy,
     fit_threshold,
     labels_of,
     measure_zero_shot,
-    rewritten_premise,
     sentence_scores,
     token_log_probs,
     true_scores,
@@ -53,20 +51,6 @@ def test_token_log_probs_are_the_cross_entropy_terms(lm, words):
     torch.testing.assert_close(scores["lowest"][0], log_p[0, :6].min())
 
 
-def test_an_entailed_example_scores_exactly_zero(lm, words):
-    examples = make_task("entailment", 40, seed=3)
-    scores = zero_shot_scores("entailment", lm, examples, words)
-    held = labels_of(examples) == 1
-    assert bool((scores[held] == 0).all()) and bool((scores[~held] != 0).all())
-
-
-def test_the_rewritten_premise_takes_the_hypothesis_subject_and_verb():
-    premise = ("毎朝", "白い", "犬", "が", "河岸", "を", "ゆっくり", "歩く")
-    assert rewritten_premise(premise, ("猫", "が", "走る")) == [
-        "毎朝", "白い", "猫", "が", "河岸", "を", "ゆっくり", "走る",
-    ]  # fmt: skip
-
-
 def brute_force_best(scores, labels):
     """The most examples any threshold classifies right: every cut between sorted scores."""
     values = sorted(set(scores.tolist()))
@@ -95,7 +79,7 @@ def test_ties_fall_on_one_side_together():
 
 def test_the_grammars_own_probabilities_separate_grammaticality_exactly():
     examples = make_task("grammaticality", 200, seed=5)
-    scores, labels = true_scores("grammaticality", examples), labels_of(examples)
+    scores, labels = true_scores(examples), labels_of(examples)
     assert accuracy_at(scores, labels, fit_threshold(scores, labels)) == 1.0
 
 
@@ -103,28 +87,12 @@ def test_the_measurement_has_every_row(lm):
     runs = measure_zero_shot(lm, sizes=(4, 16), seeds=(0,))
     kinds = {(r["task"], r["method"], r["n_labelled"]) for r in runs}
     assert ("grammaticality", "truth", None) in kinds
-    for task, method in (("grammaticality", "lowest"), ("grammaticality", "mean"),
-                         ("entailment", "rewrite")):  # fmt: skip
-        assert {(task, method, n) for n in (None, 4, 16)} <= kinds
+    for method in ("lowest", "mean"):
+        assert {("grammaticality", method, n) for n in (None, 4, 16)} <= kinds
     assert all(0.0 <= r["accuracy"] <= 1.0 for r in runs)
 
 
 def test_bad_input_names_the_argument(lm, words):
     example = [LabelledExample((("犬", "が", "河岸", "を", "歩く"),), 1)]
     with pytest.raises(ValueError, match="method must be one of"):
-        zero_shot_scores("grammaticality", lm, example, words, "median")
-    with pytest.raises(ValueError, match="task must be one of"):
-        zero_shot_scores("translation", lm, example, words)
-
-
-def test_multiple_choice_scores_every_answer_and_splits_ties():
-    scores = torch.tensor([[0.0, -1.0, -2.0, -3.0], [1.0, 1.0, 0.0, -1.0], [0.0, 2.0, 0.0, 0.0]])
-    labels = torch.tensor([0, 1, 0])
-    assert choice_accuracy(scores, labels) == pytest.approx((1 + 0.5 + 0) / 3)
-
-
-def test_the_entailed_answer_scores_exactly_zero(lm, words):
-    examples = make_task("multiple choice", 20, seed=4)
-    scores = zero_shot_scores("multiple choice", lm, examples, words)
-    assert scores.shape == (20, 4)
-    assert bool((scores.gather(1, labels_of(examples)[:, None]) == 0).all())
+        zero_shot_scores(lm, example, words, "median")

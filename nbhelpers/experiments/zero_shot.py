@@ -1,16 +1,13 @@
 """What the pre-trained model knows before any fine-tuning: GPT-1's zero-shot heuristics (§5,
 Figure 2 right) on the grammar's tasks, notebook 11.
 
-The paper scores each task with the language model alone, no new parameters: CoLA by
-thresholding a sentence's average token log-probability, the Winograd schemas by substituting
-each candidate into the sentence and comparing the log-probabilities. The same two here:
-
-* grammaticality: a sentence's token log-probabilities log P(u_i | u_<i) under the model,
-  <EOS> included, summarised by their mean (GPT-1's heuristic) or their lowest value (one
-  impossible word is enough to make a sentence ungrammatical); label 1 above a threshold;
-* entailment: the premise rewritten so that the hypothesis holds (its subject and verb put
-  in), log P(rewritten) - log P(premise); 0 when the hypothesis already holds, so label 1
-  above a threshold just below 0 that the labelled examples set.
+The paper scores each task with the language model alone, no new parameters; CoLA by
+thresholding a sentence's average token log-probability. The same for grammaticality here: a
+sentence's token log-probabilities log P(u_i | u_<i) under the model, <EOS> included,
+summarised by their mean (GPT-1's heuristic) or their lowest value (one impossible word is
+enough to make a sentence ungrammatical); label 1 above a threshold. (GPT-1 scored no
+entailment zero-shot; in this grammar the obvious substitution heuristic would read the
+answer off the strings, so the course scores none either.)
 
 The threshold is the one that classifies the most of `n_labelled` labelled examples right
 (the middle of the best interval): all that zero-shot takes from the labels.
@@ -58,83 +55,28 @@ def sentence_scores(model: GPT1, sentences, tokenizer: Tokenizer, chunk: int = 5
     return {name: torch.cat(values) for name, values in parts.items()}
 
 
-def rewritten_premise(premise: Sequence[str], hypothesis: Sequence[str]) -> list[str]:
-    """The premise with the hypothesis's subject and verb put in (hypothesis: S が V)."""
-    rewritten = list(premise)
-    rewritten[rewritten.index("が") - 1] = hypothesis[0]
-    rewritten[-1] = hypothesis[-1]
-    return rewritten
-
-
-# The heuristics of each task. Similarity has none: GPT-1 gave none for it either.
-METHODS = {
-    "grammaticality": ("lowest", "mean"),
-    "entailment": ("rewrite",),
-    "multiple choice": ("rewrite",),
-}
+# The heuristics, each a summary of the sentence's token log-probabilities.
+METHODS = ("lowest", "mean")
 
 
 def zero_shot_scores(
-    task: str, model: GPT1, examples: Sequence[LabelledExample], tokenizer: Tokenizer,
-    method: str | None = None,
-) -> torch.Tensor:  # fmt: skip
-    """One score per example, higher meaning label 1. Grammaticality: the sentence's
-    "lowest" or "mean" token log-probability (`method`, "lowest" by default); entailment
-    ("rewrite"): log P(rewritten premise) - log P(premise); multiple choice: that score for
-    each of the k answers, (B, k), the highest being the model's choice."""
-    if task not in METHODS:
+    model: GPT1, examples: Sequence[LabelledExample], tokenizer: Tokenizer, method: str = "lowest"
+) -> torch.Tensor:
+    """One score per grammaticality example, higher meaning label 1: the sentence's "lowest"
+    or "mean" token log-probability."""
+    if method not in METHODS:
         raise ValueError(
-            tr("task must be one of {tasks}, got {task!r}", tasks=tuple(METHODS), task=task)
+            tr("method must be one of {methods}, got {method!r}", methods=METHODS, method=method)
         )
-    method = method or METHODS[task][0]
-    if method not in METHODS[task]:
-        raise ValueError(
-            tr(
-                "method must be one of {methods} for {task}, got {method!r}",
-                methods=METHODS[task],
-                task=task,
-                method=method,
-            )
-        )
-    return _scores(task, model, examples, tokenizer)[method]
+    return sentence_scores(model, [e.parts[0] for e in examples], tokenizer)[method]
 
 
-def _scores(task: str, model: GPT1, examples, tokenizer: Tokenizer) -> dict:
-    """{method: scores} for every heuristic of `task`, from one pass over the examples."""
-    if task == "grammaticality":
-        return sentence_scores(model, [e.parts[0] for e in examples], tokenizer)  # lowest, mean
-    premises = [e.parts[0] for e in examples]
-    before = sentence_scores(model, premises, tokenizer)["total"]
-    # batches of the same shapes, row for row: the same sentence gets the same bits, so an
-    # answer the premise entails (rewritten = premise) scores exactly 0
-    answers = [e.parts[1:] for e in examples]  # one hypothesis, or the k answers
-    after = []
-    for k in range(len(answers[0])):
-        rewritten = [rewritten_premise(p, a[k]) for p, a in zip(premises, answers, strict=True)]
-        after.append(sentence_scores(model, rewritten, tokenizer)["total"])
-    scores = torch.stack(after, dim=-1) - before.unsqueeze(-1)  # (B, 1) or (B, k)
-    return {"rewrite": scores.squeeze(-1) if task == "entailment" else scores}
-
-
-def true_scores(task: str, examples: Sequence[LabelledExample]) -> torch.Tensor:
-    """The same heuristic with the grammar's exact probabilities in place of the model's:
-    log P(sentence) for grammaticality, log P(rewritten premise) - log P(premise) for
-    entailment and for each answer of multiple choice; an impossible sentence (log 0) scores
-    -1e9."""
+def true_scores(examples: Sequence[LabelledExample]) -> torch.Tensor:
+    """log P(sentence) with the grammar's exact probabilities in place of the model's; an
+    impossible sentence (log 0) scores -1e9."""
     grammar = JapaneseGrammar()  # the grammar the course model was pre-trained on
-
-    def log_p(words) -> float:
-        p = grammar.sentence_probability(list(words))
-        return math.log(p) if p > 0 else -1e9
-
-    if task == "grammaticality":
-        return torch.tensor([log_p(e.parts[0]) for e in examples], dtype=torch.float64)
-    scores = torch.tensor(
-        [[log_p(rewritten_premise(e.parts[0], a)) - log_p(e.parts[0]) for a in e.parts[1:]]
-         for e in examples],
-        dtype=torch.float64,
-    )  # fmt: skip
-    return scores.squeeze(-1) if task == "entailment" else scores
+    p = [grammar.sentence_probability(list(e.parts[0])) for e in examples]
+    return torch.tensor([math.log(q) if q > 0 else -1e9 for q in p], dtype=torch.float64)
 
 
 def labels_of(examples: Sequence[LabelledExample]) -> torch.Tensor:
@@ -166,16 +108,6 @@ def accuracy_at(scores: torch.Tensor, labels: torch.Tensor, threshold: float) ->
     return float(((scores > threshold).long() == labels).double().mean())
 
 
-def choice_accuracy(scores: torch.Tensor, labels: torch.Tensor) -> float:
-    """Multiple choice: the share of examples whose right answer scores highest, an answer
-    tied with t - 1 others for the highest counting 1/t (the expected accuracy of picking one
-    of them at random)."""
-    top = scores.amax(dim=-1, keepdim=True)
-    tied = (scores == top).sum(-1).double()
-    right = (scores.gather(-1, labels.unsqueeze(-1)) == top).squeeze(-1).double()
-    return float((right / tied).mean())
-
-
 def best_accuracy(scores: torch.Tensor, labels: torch.Tensor) -> float:
     """The accuracy of the best threshold for these very examples (an upper bound)."""
     return accuracy_at(scores, labels, fit_threshold(scores, labels))
@@ -185,70 +117,43 @@ ZERO_SHOT_SIZES = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
 def measure_zero_shot(
-    model: GPT1, tasks: Sequence[str] = tuple(METHODS), sizes: Sequence[int] = ZERO_SHOT_SIZES,
-    seeds: Sequence[int] = (0, 1, 2),
-) -> list[dict]:  # fmt: skip
-    """The accuracy on each task's test set (the one fine-tuning is measured on) of each
+    model: GPT1, sizes: Sequence[int] = ZERO_SHOT_SIZES, seeds: Sequence[int] = (0, 1, 2)
+) -> list[dict]:
+    """The accuracy on grammaticality's test set (the one fine-tuning is measured on) of each
     heuristic, its threshold set from the first n_labelled examples of the fine-tuning pool of
-    each seed, and (n_labelled and seed None) with the best threshold for the test set;
-    method "truth", the heuristic with the grammar's exact probabilities (exact_accuracy); and
-    for the pair tasks method "no model", the string comparison that uses no model.
-    Multiple choice needs no threshold: its rows have n_labelled None."""
+    each seed, and (n_labelled and seed None) with the best threshold for the test set itself,
+    a ceiling; method "truth", the grammar's exact probabilities with that best threshold."""
     from .fine_tuning import split, test_set  # the fine-tuning runs' own examples
 
     tokenizer = JapaneseGrammar().tokenizer
-    runs = []
-    for task in tasks:
-        test, _ = test_set(task)
-        test_labels = labels_of(test)
-        truth = dict(task=task, method="truth", n_labelled=None, seed=None)
-        runs.append(dict(truth, accuracy=exact_accuracy(task)))
-        if task != "grammaticality":  # the baseline a pair task's heuristic must beat
-            runs.append(dict(truth, method="no model", accuracy=string_comparison(task)))
-        if task == "multiple choice":  # no threshold: the highest-scoring answer is chosen
-            scores = zero_shot_scores(task, model, test, tokenizer)
-            accuracy = choice_accuracy(scores, test_labels)
-            runs.append(dict(truth, method="rewrite", accuracy=accuracy))
-            continue
-        test_scores = _scores(task, model, test, tokenizer)
-        pools = {seed: split(task, seed)[0][: max(sizes)] for seed in seeds}
-        pool_scores = {seed: _scores(task, model, pool, tokenizer) for seed, pool in pools.items()}
-        for method in METHODS[task]:
-            best = best_accuracy(test_scores[method], test_labels)
-            runs.append(dict(task=task, method=method, n_labelled=None, seed=None, accuracy=best))
-            for seed, pool in pools.items():
-                scores, labels = pool_scores[seed][method], labels_of(pool)
-                for k in sizes:
-                    threshold = fit_threshold(scores[:k], labels[:k])
-                    accuracy = accuracy_at(test_scores[method], test_labels, threshold)
-                    runs.append(
-                        dict(task=task, method=method, n_labelled=k, seed=seed, accuracy=accuracy)
-                    )
+    test, _ = test_set("grammaticality")
+    test_labels = labels_of(test)
+    row = dict(task="grammaticality", n_labelled=None, seed=None)
+    runs = [dict(row, method="truth", accuracy=exact_accuracy())]
+    test_scores = sentence_scores(model, [e.parts[0] for e in test], tokenizer)
+    pools = {seed: split("grammaticality", seed)[0][: max(sizes)] for seed in seeds}
+    pool_scores = {
+        seed: sentence_scores(model, [e.parts[0] for e in pool], tokenizer)
+        for seed, pool in pools.items()
+    }
+    for method in METHODS:
+        best = best_accuracy(test_scores[method], test_labels)
+        runs.append(dict(row, method=method, accuracy=best))
+        for seed, pool in pools.items():
+            scores, labels = pool_scores[seed][method], labels_of(pool)
+            for k in sizes:
+                accuracy = accuracy_at(
+                    test_scores[method], test_labels, fit_threshold(scores[:k], labels[:k])
+                )
+                runs.append(dict(row, method=method, n_labelled=k, seed=seed, accuracy=accuracy))
     return runs
 
 
 @functools.cache
-def exact_accuracy(task: str) -> float:
-    """The heuristic with the grammar's exact probabilities on `task`'s test set, with the best
-    threshold (or the highest-scoring answer): the same for every model, so computed once."""
+def exact_accuracy() -> float:
+    """The grammar's exact probabilities on grammaticality's test set, with the best threshold:
+    the same for every model, so computed once."""
     from .fine_tuning import test_set
 
-    test, _ = test_set(task)
-    scores, labels = true_scores(task, test), labels_of(test)
-    if task == "multiple choice":
-        return choice_accuracy(scores, labels)
-    return best_accuracy(scores, labels)
-
-
-@functools.cache
-def string_comparison(task: str) -> float:
-    """No model: the answer whose rewritten premise is the premise itself is taken as right
-    (entailment: label 1 when the hypothesis's rewrite is the premise). Its accuracy on the
-    test set shows what a pair task's zero-shot heuristic can read without any model."""
-    from .fine_tuning import test_set
-
-    test, _ = test_set(task)
-    same = [[rewritten_premise(e.parts[0], a) == list(e.parts[0]) for a in e.parts[1:]]
-            for e in test]  # fmt: skip
-    guesses = [int(s[0]) if task == "entailment" else s.index(True) for s in same]
-    return sum(g == e.label for g, e in zip(guesses, test, strict=True)) / len(test)
+    test, _ = test_set("grammaticality")
+    return best_accuracy(true_scores(test), labels_of(test))

@@ -18,7 +18,6 @@ from .tokens import name_of
 METHOD_STYLES = {
     "lowest": (SERIES[0], "-", "o"),
     "mean": (SERIES[1], "--", "s"),
-    "rewrite": (SERIES[2], "-", "o"),
 }
 
 
@@ -26,7 +25,6 @@ def method_name(method: str) -> str:
     return {
         "lowest": tr("zero-shot: lowest token log-probability"),
         "mean": tr("zero-shot: mean token log-probability (GPT-1)"),
-        "rewrite": tr("zero-shot: rewritten premise vs premise"),
     }[method]
 
 
@@ -35,20 +33,19 @@ def zero_shot_figure(
     by_size: Sequence[dict],
     by_step: Sequence[dict],
     fine_tuning_runs: Sequence[dict],
-    tasks: Sequence[str] = ("grammaticality", "entailment"),
+    tasks: Sequence[str] = ("grammaticality",),
 ) -> Figure:
     """One row per task. Left: test accuracy against the labelled examples, each zero-shot
     heuristic (mean over seeds, band from the lowest to the highest seed) beside the stored
     fine-tuning of the pre-trained model with λ = 0.5, and the heuristic's ceiling with the
     grammar's exact probabilities (method "truth"). Right: the heuristics' accuracy with a
-    threshold from 16 labelled examples against the pre-training step of the checkpoint. A
-    baseline that uses no model (method "no model") is drawn across both."""
+    threshold from 16 labelled examples against the pre-training step of the checkpoint."""
     figure = Canvas(figsize=(10.4, 4.0 * len(tasks)), dpi=100).figure
     axes = figure.subplots(len(tasks), 2, squeeze=False, gridspec_kw={"width_ratios": (3, 2)})
     for row, task in enumerate(tasks):
         left, right = axes[row]
         methods = [m for m in dict.fromkeys(r["method"] for r in by_size if r["task"] == task)
-                   if m not in ("truth", "no model")]  # fmt: skip
+                   if m != "truth"]  # fmt: skip
         for method in methods:
             colour, style, marker = METHOD_STYLES[method]
             runs = [r for r in by_size if (r["task"], r["method"]) == (task, method)]
@@ -84,10 +81,6 @@ def zero_shot_figure(
         right.set_title(tr("{task}: threshold from 16 examples", task=name_of(task)), fontsize=10)
         right.set_xlabel(tr("pre-training step of the checkpoint"), fontsize=9)
         for ax in (left, right):
-            for r in by_size:
-                if (r["task"], r["method"]) == (task, "no model"):
-                    ax.axhline(r["accuracy"], color=SERIES[3], ls="-.", lw=1.4,
-                               label=tr("a string comparison, no model"))  # fmt: skip
             ax.axhline(0.5, color=PALE_GREY, lw=0.8)
             ax.set_ylim(0.4, 1.02)
             ax.set_ylabel(tr("test accuracy"), fontsize=9)
