@@ -255,6 +255,7 @@ def attention_heatmaps(
                             fontsize=9, color=colours[i, j])  # fmt: skip
         ax.set_xticks(range(n), labels, fontsize=9)
         ax.set_yticks(range(n), labels if k == 0 else [""] * n, fontsize=9)
+        ax.set_xlabel(tr("key j"), fontsize=9)
         ax.set_title(titles[k], fontsize=10)
         ax.tick_params(length=0)
         if highlight_row is not None:
@@ -263,6 +264,7 @@ def attention_heatmaps(
                     (-0.5, highlight_row - 0.5), n, 1, fill=False, edgecolor="red", linewidth=2
                 )
             )
+    axes[0].set_ylabel(tr("query i"), fontsize=9)
     figure.colorbar(image, ax=list(axes), fraction=0.02, pad=0.02, label=tr("attention weight"))
     if title:
         figure.suptitle(title, fontsize=11)
