@@ -117,7 +117,7 @@ fine-tuning-claims: $(STAMP)
 benchmarks: $(STAMP)
 	@for b in benchmarks/bench_*.py; do \
 		name=$$(basename $$b .py); echo "== $$b"; \
-		$(EXEC_ENV) $(PY) $$b --json benchmarks/results/$${name#bench_}.json || exit 1; \
+		$(EXEC_ENV) PYTHONPATH=scripts $(PY) $$b --json benchmarks/results/$${name#bench_}.json || exit 1; \
 	done
 	$(PY) scripts/performance_table.py --write
 

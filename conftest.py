@@ -13,12 +13,18 @@ once. The blocked network proves the course needs none at run time.
 """
 
 import copy
+import os
 from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
 import nbformat
 import pytest
+
+# The kernels that nbval and the browser tests start inherit this environment: with tests/ on
+# their PYTHONPATH they import its helpers (layout.py, answers/) as pytest's pythonpath does.
+TESTS = str(Path(__file__).resolve().parent / "tests")
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [TESTS, os.environ.get("PYTHONPATH")]))
 
 BLOCK_NETWORK = """\
 import socket as _socket
@@ -39,9 +45,7 @@ except OSError as _error:
 # Every figure a notebook shows must be laid out cleanly, in every language: no two texts
 # overlapping, none sticking out of the figure (tests/layout.py). show_figure is wrapped
 # before the notebook imports it.
-CHECK_FIGURE_LAYOUT = f"""\
-import sys as _sys
-_sys.path.insert(0, {str(Path(__file__).resolve().parent / "tests")!r})
+CHECK_FIGURE_LAYOUT = """\
 import nbhelpers as _nbhelpers
 import nbhelpers.figures as _figures
 import nbhelpers.figures.canvas as _canvas
@@ -52,7 +56,7 @@ _show_figure = _canvas.show_figure
 def _checked_show_figure(figure):
     _problems = _layout_problems(figure)
     _name = figure.get_suptitle() or (figure.axes[0].get_title() if figure.axes else "")
-    assert not _problems, f"figure {{_name!r}}: {{_problems}}"
+    assert not _problems, f"figure {_name!r}: {_problems}"
     import os as _os
     if _os.environ.get("NBHELPERS_LAYOUT_COUNTS"):  # a file: how many texts each figure shows
         from layout import text_counts as _text_counts

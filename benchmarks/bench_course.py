@@ -7,9 +7,12 @@ which does the same work plus the comparison) in at most 180 s on the 2-core CI 
 every notebook's kernel at most 600 MiB of peak resident memory after running top to
 bottom, so that a 32 GiB hub node holds 30 learners with a notebook open each.
 
-    python benchmarks/bench_course.py                    # all notebooks/*.ipynb
-    python benchmarks/bench_course.py notebooks/10_attention_at_scale.ipynb --repeats 3
-    python benchmarks/bench_course.py --nbval            # also time `pytest --nbval` on them
+    PYTHONPATH=scripts python benchmarks/bench_course.py            # all notebooks/*.ipynb
+    PYTHONPATH=scripts python benchmarks/bench_course.py notebooks/10_attention_at_scale.ipynb
+    PYTHONPATH=scripts python benchmarks/bench_course.py --nbval    # and `pytest --nbval`
+
+(PYTHONPATH=scripts: it runs the notebooks with scripts/notebook_runner.py, as
+`make notebooks` does.)
 """
 
 from __future__ import annotations
@@ -24,9 +27,7 @@ from pathlib import Path
 
 import results
 from cli import add_json_option
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from notebook_runner import run_notebook  # noqa: E402
+from notebook_runner import run_notebook
 
 from nbhelpers.support.benchmarking import format_bytes
 

@@ -24,11 +24,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # The editable install's import hook would hand every tree this checkout's nbhelpers: drop
 # it, so that the tree on PYTHONPATH is the one imported.
 # run_path does not put the script's folder on the path, as `python script.py` does: the
-# benchmark's own modules (results, cli) are imported from there.
+# benchmark's own modules (results, cli) come through PYTHONPATH instead.
 ISOLATED = (
-    "import os, runpy, sys; "
+    "import runpy, sys; "
     "sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in repr(f)]; "
-    "sys.argv = sys.argv[1:]; sys.path.insert(0, os.path.dirname(sys.argv[0])); "
+    "sys.argv = sys.argv[1:]; "
     "runpy.run_path(sys.argv[0], run_name='__main__')"
 )
 ROW = re.compile(r"^  (?P<name>\S.*?)\s{2,}(?P<control>\S+)\s+(?P<ms>[\d.]+) ms")
@@ -41,7 +41,8 @@ def run_bench(tree: Path, repeats: int, only: list[str] | None) -> dict[str, flo
     command += ["--repeats", str(repeats)]
     if only:
         command += ["--only", *only]
-    env = {**os.environ, "PYTHONPATH": str(tree), "MPLBACKEND": "Agg"}
+    path = os.pathsep.join([str(tree), str(tree / "benchmarks")])
+    env = {**os.environ, "PYTHONPATH": path, "MPLBACKEND": "Agg"}
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     rows = map(ROW.match, done.stdout.splitlines())
     measured = {m["name"].strip(): float(m["ms"]) for m in rows if m}

@@ -3,8 +3,10 @@ tests/answers/, used without their checkers), trained by train_your_gpt1, and wh
 verdict says: the fault it names and its first hint. The worked parts, stopped by a short
 time limit, must be told that time ran out.
 
-    python scripts/capstone_diagnoses.py            # the whole table (a few minutes)
-    python scripts/capstone_diagnoses.py --quick    # the faults seen before training only
+    PYTHONPATH=tests python scripts/capstone_diagnoses.py           # the whole table (minutes)
+    PYTHONPATH=tests python scripts/capstone_diagnoses.py --quick   # faults before training
+
+(PYTHONPATH=tests: the broken parts are the usual mistakes of tests/answers/.)
 
 tests/test_capstone.py runs the quick rows and a few trained ones.
 """
@@ -12,21 +14,16 @@ tests/test_capstone.py runs the quick rows and a few trained ones.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from answers.nb05 import fused_class  # noqa: E402
-from answers.nb07 import block_class, gpt1_forward  # noqa: E402
-from answers.nb08 import accumulated  # noqa: E402
-from nbhelpers.exercises import train_your_gpt1, use_parts  # noqa: E402
+from answers.nb05 import fused_class
+from answers.nb07 import block_class, gpt1_forward
+from answers.nb08 import accumulated
+from nbhelpers.exercises import train_your_gpt1, use_parts
 
 
 def forward_without_gradients(model, ids):

@@ -23,9 +23,8 @@ print(_peak())
 SCRIPTS = Path(__file__).resolve().parent
 # Run at the kernel's start, before the first cell (so execution counts do not move), and
 # after the last: the figure texts each cell drew (figure_texts.py).
-RECORDER_START = (
-    f"import sys; sys.path.insert(0, {str(SCRIPTS)!r}); import figure_texts; figure_texts.install()"
-)
+# (this folder reaches the kernel on its PYTHONPATH)
+RECORDER_START = "import figure_texts; figure_texts.install()"
 RECORDER_CELL = "print(figure_texts.dump())"
 
 
@@ -69,8 +68,12 @@ def run_notebook(
         if record_figure_texts
         else [],
     )
+    kernel_env = {**os.environ, **(env or {})}
+    if record_figure_texts:  # the recorder's module, figure_texts.py, sits beside this file
+        paths = [str(SCRIPTS), kernel_env.get("PYTHONPATH", "")]
+        kernel_env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     start = time.perf_counter()
-    client.execute(env={**os.environ, **(env or {})})
+    client.execute(env=kernel_env)
     seconds = time.perf_counter() - start
     if recorder is not None:
         notebook.cells.remove(recorder)

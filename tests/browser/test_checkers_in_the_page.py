@@ -21,16 +21,12 @@ import pytest
 from answers import Says, all_exercises
 from browser.lab import ALL_EXECUTED, CLOSE_NOTEBOOK, KERNEL_READY, open_and_run_all
 from explorer_checks import OUR_MARKUP, TAG_EXPLORERS, TAGS
-from notebook_tools import ROOT
 
 pytestmark = pytest.mark.slow
 EXERCISES = all_exercises()
-PATH = f"import sys\nsys.path.insert(0, {str(ROOT / 'tests')!r})\n"
-SETUP = (
-    PATH
-    + """from answers import all_exercises, skeleton, solved
+# the kernel imports tests/answers through the PYTHONPATH it inherits (conftest.py)
+SETUP = """from answers import all_exercises, skeleton, solved
 EX = {e.name: e for e in all_exercises()}"""
-)
 KINDS = {
     "skeleton": "EX[{name!r}].checker(skeleton(EX[{name!r}]))",
     "mistake": "EX[{name!r}].checker(EX[{name!r}].mistakes[0][0])",
@@ -159,7 +155,7 @@ def test_a_checker_report_is_read_in_notebook_7(browser, notebook7):
 def test_tokens_that_look_like_tags_are_read_in_each_explorer(page, lab):
     """Each explorer of explorer_checks.TAG_EXPLORERS, in the page: its readout shows a token
     such as <SOS> as text, and holds no element the course's templates never write."""
-    setup = PATH + "from explorer_checks import TAG_EXPLORERS"
+    setup = "from explorer_checks import TAG_EXPLORERS"
     cells = [nbformat.v4.new_code_cell(setup)] + [
         nbformat.v4.new_code_cell(f"TAG_EXPLORERS[{name!r}]()") for name in TAG_EXPLORERS
     ]
