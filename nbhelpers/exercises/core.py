@@ -46,6 +46,8 @@ __all__ = [
     "check_class",
     "check_function",
     "CheckResult",
+    "design_failed",
+    "designed_weights",
     "refusing_names",
     "describe",
     "first_line",
@@ -371,17 +373,7 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
             else:
                 got, expected, mistakes = case.run(answer), case.expected, case.mistakes
         except NotImplementedError:
-            return CheckResult(
-                exercise,
-                NOT_ATTEMPTED,
-                [
-                    tr(
-                        "… {exercise}: not attempted. Replace raise NotImplementedError: {task}",
-                        exercise=exercise,
-                        task=task,
-                    )
-                ],
-            )
+            return not_attempted(exercise, task)
         except Rejected as rejection:
             lines = [
                 tr("✗ {exercise}: {where}", exercise=exercise, where=where),
@@ -430,6 +422,63 @@ def run_cases(exercise: str, answer, cases: Sequence[Case], task: str) -> CheckR
         ],
         len(cases),
     )
+
+
+def not_attempted(exercise: str, task: str) -> CheckResult:
+    """The report on an answer that still raises NotImplementedError: the task, never the
+    answer."""
+    said = tr(
+        "… {exercise}: not attempted. Replace raise NotImplementedError: {task}",
+        exercise=exercise,
+        task=task,
+    )
+    return CheckResult(exercise, NOT_ATTEMPTED, [said])
+
+
+def design_failed(exercise: str, inputs: str) -> str:
+    """The first line of a design exercise's failure: its one case is the running example."""
+    where = tr(
+        'case {number} of {total}, "{name}": {inputs}',
+        number=1,
+        total=1,
+        name=tr("the running example"),
+        inputs=inputs,
+    )
+    return tr("✗ {exercise}: {where}", exercise=exercise, where=where)
+
+
+def designed_weights(exercise: str, fn, inputs: str):
+    """The answer of a design exercise (notebooks 01 and 03): fn() returns (W_Q, W_K), each
+    (4, d_k), for the running example's four features. Returns (W_Q, W_K) in float64 and
+    None, or None and the report that ends the check: not attempted, raised, or shaped
+    wrong."""
+    check_function("fn", fn)
+    failed = design_failed(exercise, inputs)
+    try:
+        answer = fn()
+    except NotImplementedError:
+        task = tr("return (W_Q, W_K), each with 4 rows, one per feature of x.")
+        return None, not_attempted(exercise, task)
+    except Exception as error:  # the answer's own bug: report it, never raise it
+        said = tr("the answer raised {error}", error=first_line(error))
+        return None, CheckResult(exercise, FAILED, [failed, "  " + said])
+    shaped = (
+        isinstance(answer, tuple)
+        and len(answer) == 2
+        and all(isinstance(W, torch.Tensor) and W.is_floating_point() for W in answer)
+        and answer[0].dim() == answer[1].dim() == 2
+        and answer[0].shape[0] == answer[1].shape[0] == 4
+        and answer[0].shape[1] == answer[1].shape[1] >= 1
+    )
+    if not shaped:
+        got = ", ".join(map(describe, answer)) if isinstance(answer, tuple) else describe(answer)
+        said = tr(
+            "expected a tuple (W_Q, W_K) of two float tensors of shape (4, d_k) with the same "
+            "d_k, got {got}",
+            got=got,
+        )
+        return None, CheckResult(exercise, FAILED, [failed, "  " + said])
+    return tuple(W.detach().to(torch.float64).cpu() for W in answer), None
 
 
 PACKAGE = Path(__file__).resolve().parents[1]

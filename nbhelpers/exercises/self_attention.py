@@ -253,26 +253,6 @@ def _asks_for_particles(q: torch.Tensor, W_K: torch.Tensor) -> bool:
     return float(own.norm()) > 1e-6 and float(q @ own) > 0
 
 
-def _shape_problem(answer) -> str | None:
-    """What is wrong with the answer's shapes, or None: (W_Q, W_K), each (4, d_k)."""
-    ok = (
-        isinstance(answer, tuple)
-        and len(answer) == 2
-        and all(isinstance(W, torch.Tensor) and W.is_floating_point() for W in answer)
-        and answer[0].dim() == answer[1].dim() == 2
-        and answer[0].shape[0] == answer[1].shape[0] == 4
-        and answer[0].shape[1] == answer[1].shape[1] >= 1
-    )
-    if ok:
-        return None
-    got = ", ".join(map(describe, answer)) if isinstance(answer, tuple) else describe(answer)
-    return tr(
-        "expected a tuple (W_Q, W_K) of two float tensors of shape (4, d_k) with the same "
-        "d_k, got {got}",
-        got=got,
-    )
-
-
 @leaves_state_alone
 def check_verb_output(fn) -> CheckResult:
     """fn() returns (W_Q, W_K), each (4, d_k). With the running example's X and its W_V, 歩く's
@@ -280,41 +260,14 @@ def check_verb_output(fn) -> CheckResult:
     and nothing of the particles (particle < 0.05). Many answers pass."""
     from ..example import running_example
 
-    check_function("fn", fn)
     name = "verb_output"
-    where = tr(
-        'case {number} of {total}, "{name}": {inputs}',
-        number=1,
-        total=1,
-        name=tr("the running example"),
-        inputs="my_subject_and_place()",
-    )
-    failed = tr("✗ {exercise}: {where}", exercise=name, where=where)
-    try:
-        answer = fn()
-    except NotImplementedError:
-        task = tr("return (W_Q, W_K), each with 4 rows, one per feature of x.")
-        return CheckResult(
-            name,
-            NOT_ATTEMPTED,
-            [
-                tr(
-                    "… {exercise}: not attempted. Replace raise NotImplementedError: {task}",
-                    exercise=name,
-                    task=task,
-                )
-            ],
-        )
-    except Exception as error:  # the answer's own bug: report it, never raise it
-        return CheckResult(
-            name, FAILED, [failed, "  " + tr("the answer raised {error}", error=first_line(error))]
-        )
-    problem = _shape_problem(answer)
-    if problem is not None:
-        return CheckResult(name, FAILED, [failed, "  " + problem])
+    answer, report = designed_weights(name, fn, "my_subject_and_place()")
+    if report is not None:
+        return report
+    W_Q, W_K = answer
+    failed = design_failed(name, "my_subject_and_place()")
     example = running_example()
     X = example.X.double()
-    W_Q, W_K = (W.detach().to(torch.float64).cpu() for W in answer)
     Q, K, V = X @ W_Q, X @ W_K, X @ example.W_V.double()
     a = F.softmax(Q[4] @ K.T / math.sqrt(W_Q.shape[1]), dim=-1)  # 歩く's weights, (5,)
     o = dict(zip(OUTPUT_WANTED, (a @ V).tolist(), strict=True))

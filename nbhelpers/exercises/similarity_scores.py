@@ -187,67 +187,12 @@ def check_projections(fn) -> CheckResult:
     Many answers pass: the checker tests what the scores say, not the numbers chosen."""
     from ..example import running_example
 
-    check_function("fn", fn)
     name = "projections"
-    try:
-        answer = fn()
-    except NotImplementedError:
-        return CheckResult(
-            name,
-            NOT_ATTEMPTED,
-            [
-                tr(
-                    "… {exercise}: not attempted. Replace raise NotImplementedError: {task}",
-                    exercise=name,
-                    task=tr("return (W_Q, W_K), each with 4 rows, one per feature of x."),
-                )
-            ],
-        )
-    except Exception as error:  # the answer's own bug: report it, never raise it
-        where = tr(
-            'case {number} of {total}, "{name}": {inputs}',
-            number=1,
-            total=1,
-            name=tr("the running example"),
-            inputs="my_projections()",
-        )
-        return CheckResult(
-            name,
-            FAILED,
-            [
-                tr("✗ {exercise}: {where}", exercise=name, where=where),
-                "  " + tr("the answer raised {error}", error=first_line(error)),
-            ],
-        )
-    shapes_ok = (
-        isinstance(answer, tuple)
-        and len(answer) == 2
-        and all(isinstance(W, torch.Tensor) and W.is_floating_point() for W in answer)
-        and answer[0].dim() == answer[1].dim() == 2
-        and answer[0].shape[0] == answer[1].shape[0] == 4
-        and answer[0].shape[1] == answer[1].shape[1] >= 1
-    )
-    if not shapes_ok:
-        got = (
-            ", ".join(describe(W) for W in answer)
-            if isinstance(answer, tuple)
-            else describe(answer)
-        )
-        return CheckResult(
-            name,
-            FAILED,
-            [
-                "✗ " + tr("{exercise}: the answer's shapes", exercise=name),
-                "  "
-                + tr(
-                    "expected a tuple (W_Q, W_K) of two float tensors of shape (4, d_k) with "
-                    "the same d_k, got {got}",
-                    got=got,
-                ),
-            ],
-        )
+    answer, report = designed_weights(name, fn, "my_projections()")
+    if report is not None:
+        return report
+    W_Q, W_K = answer
     example = running_example()
-    W_Q, W_K = (W.detach().to(torch.float64).cpu() for W in answer)
     X = example.X.double()
     S = (X @ W_Q) @ (X @ W_K).T / math.sqrt(W_Q.shape[1])  # (5, 5) scaled scores
     tokens = list(example.tokens)
