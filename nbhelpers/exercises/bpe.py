@@ -8,7 +8,7 @@ from collections import Counter
 
 from ..corpus import JapaneseGrammar
 from ..corpus.bpe import learn_bpe, merge, pair_counts
-from ..support.language import tr
+from ..support.language import N_, tr
 from .core import *  # noqa: F403 (the checkers' toolkit: core.__all__)
 
 
@@ -86,125 +86,89 @@ def _run_step(answer, corpus):
     return pair, merged
 
 
+def _top(counts: Counter, pick=max):
+    return pick(counts, key=counts.get)
+
+
+def _short_counts(corpus) -> Counter:
+    """Pair counts over range(len(symbols) - 2): each text's last pair missed."""
+    short = Counter()
+    for symbols, times in corpus.items():
+        for pair in zip(symbols[:-1], symbols[1:-1], strict=False):
+            short[pair] += times
+    return short
+
+
+def _step(corpus, pair, how=merge):
+    return pair, _merged(corpus, pair, how)
+
+
+# (what it is, the corpus): symbols may be longer than a character, after earlier merges
+MERGE_STEP_CASES = (
+    (N_("the running example and two more sentences"),
+     _corpus({"犬が河岸を歩く": 3, "猫が歩く": 2, "犬が走る": 1})),
+    (N_("a text that occurs many times outweighs many texts"),
+     _corpus({"飛ぶ": 5, "犬が歩く": 1, "猫も歩く": 1, "馬は歩く": 1, "子供と歩く": 1})),
+    # ああああ holds three ああ pairs, nine in all: ahead of いう's seven only if overlaps count
+    (N_("overlapping pairs decide the top: ああああ ×3 and いう ×7"),
+     _corpus({"ああああ": 3, "いう": 7, "えお": 1})),
+    # (a, b) is the top pair, and "a" followed by "bc" must stay as it is
+    (N_("symbols of several characters: a + b, not a + bc"),
+     {("a", "b"): 5, ("c", "a", "bc"): 2, ("a", "bc"): 1}),
+    (N_("a text's last pair counts too: えう ×3"), _corpus({"あいう": 2, "えう": 3})),
+    (N_("an odd run: aaa becomes aa + a, left to right"), _corpus({"aaa": 4, "ab": 3})),
+    # after a + b, "a b c" and "ab c" are the same text: 2 + 1 times
+    (N_("two texts that become one: their counts add up"),
+     {("a", "b", "c"): 2, ("a", "b"): 3, ("ab", "c"): 1}),
+)  # fmt: skip
+
+# (the hint that names the mistake, the mistaken step: corpus -> (pair, merged corpus))
+MERGE_STEP_MISTAKES = (
+    (N_("the last pair of each text was missed: a text of n symbols has n - 1 adjacent pairs"),
+     lambda c: _step(c, _top(_short_counts(c)) if _short_counts(c) else _reference_step(c)[0])),
+    (N_("each text counted once: a text that occurs k times adds its pairs k times"),
+     lambda c: _step(c, _unweighted_step(c))),
+    (N_("the pair was chosen but the corpus was not merged: return the merged texts"),
+     lambda c: (_reference_step(c)[0], c)),
+    (N_("two texts became the same after the merge and one count was lost: add the counts of "
+        "texts that merge into the same symbols"),
+     lambda c: (_reference_step(c)[0], _overwritten(c, _reference_step(c)[0]))),
+    (N_("the run was merged from the right: merge left to right (aaa is aa + a)"),
+     lambda c: _step(c, _reference_step(c)[0], _right_to_left)),
+    (N_("only the first occurrence in each text was merged: merge every occurrence"),
+     lambda c: _step(c, _reference_step(c)[0], _first_only)),
+    (N_("the least frequent pair was taken: BPE merges the most frequent"),
+     lambda c: _step(c, _top(pair_counts(c), min))),
+    (N_("overlapping pairs were missed: ああああ holds three ああ pairs, where str.count finds "
+        "two; count every adjacent pair of symbols"),
+     lambda c: _step(c, _top(_counted_as_text(c)))),
+    (N_("the merge crossed a symbol boundary: merge a pair only where its two symbols stand "
+        "whole side by side, not wherever their text meets (str.replace on the joined text)"),
+     lambda c: _step(c, _reference_step(c)[0], _replaced_as_text)),
+)  # fmt: skip
+
+
 @leaves_state_alone
 def check_merge_step(fn) -> CheckResult:
     """fn(corpus) -> (pair, merged corpus): corpus maps a text's symbols (a tuple) to how many
     times the text occurs; fn counts the adjacent pairs (each text's pairs times its count),
     takes the most frequent pair, and returns it with every text's occurrences of it merged,
     left to right. In these cases no two pairs tie for the top. The reference counts every
-    adjacent pair, overlapping ones too, as Hugging Face's trainer does; symbols may be longer
-    than a character (after earlier merges)."""
+    adjacent pair, overlapping ones too, as Hugging Face's trainer does."""
     check_function("fn", fn)
     cases = []
-    for name, corpus in (
-        (tr("the running example and two more sentences"),
-         _corpus({"犬が河岸を歩く": 3, "猫が歩く": 2, "犬が走る": 1})),
-        (tr("a text that occurs many times outweighs many texts"),
-         _corpus({"飛ぶ": 5, "犬が歩く": 1, "猫も歩く": 1, "馬は歩く": 1, "子供と歩く": 1})),
-        # ああああ holds three ああ pairs, nine in all: ahead of いう's seven only if the
-        # overlapping ones count
-        (tr("overlapping pairs decide the top: ああああ ×3 and いう ×7"),
-         _corpus({"ああああ": 3, "いう": 7, "えお": 1})),
-        # symbols of several characters, after earlier merges: (a, b) is the top pair, and
-        # "a" followed by "bc" must stay as it is
-        (tr("symbols of several characters: a + b, not a + bc"),
-         {("a", "b"): 5, ("c", "a", "bc"): 2, ("a", "bc"): 1}),
-        # えう is the last (and only) pair of its text, and the top one
-        (tr("a text's last pair counts too: えう ×3"), _corpus({"あいう": 2, "えう": 3})),
-        # aaa holds an odd run: merged from the left it is aa + a
-        (tr("an odd run: aaa becomes aa + a, left to right"), _corpus({"aaa": 4, "ab": 3})),
-        # after a + b, "a b c" and "ab c" are the same text: 2 + 1 times
-        (tr("two texts that become one: their counts add up"),
-         {("a", "b", "c"): 2, ("a", "b"): 3, ("ab", "c"): 1}),
-    ):  # fmt: skip
-        best, merged = _reference_step(corpus)
-        counts = pair_counts(corpus)
-        by_text = _counted_as_text(corpus)
-        short = Counter()
-        for symbols, times in corpus.items():  # range(len(symbols) - 2): the last pair missed
-            for pair in zip(symbols[:-1], symbols[1:-1], strict=False):
-                short[pair] += times
-        missed = max(short, key=short.get) if short else best
-        mistakes = [
-            (
-                tr(
-                    "the last pair of each text was missed: a text of n symbols has n - 1 "
-                    "adjacent pairs"
-                ),
-                (missed, _merged(corpus, missed)),
-            ),
-            (
-                tr("each text counted once: a text that occurs k times adds its pairs k times"),
-                lambda corpus=corpus: (
-                    _unweighted_step(corpus),
-                    _merged(corpus, _unweighted_step(corpus)),
-                ),
-            ),
-            (
-                tr("the pair was chosen but the corpus was not merged: return the merged texts"),
-                (best, corpus),
-            ),
-            (
-                tr(
-                    "two texts became the same after the merge and one count was lost: add "
-                    "the counts of texts that merge into the same symbols"
-                ),
-                (best, _overwritten(corpus, best)),
-            ),
-            (
-                tr("the run was merged from the right: merge left to right (aaa is aa + a)"),
-                (best, _merged(corpus, best, _right_to_left)),
-            ),
-            (
-                tr("only the first occurrence in each text was merged: merge every occurrence"),
-                (best, _merged(corpus, best, _first_only)),
-            ),
-            (
-                tr("the least frequent pair was taken: BPE merges the most frequent"),
-                attempt(
-                    lambda corpus=corpus, counts=counts: (
-                        min(counts, key=counts.get),
-                        _merged(corpus, min(counts, key=counts.get)),
-                    )
-                ),
-            ),
-            (
-                tr(
-                    "overlapping pairs were missed: ああああ holds three ああ pairs, where "
-                    "str.count finds two; count every adjacent pair of symbols"
-                ),
-                (
-                    max(by_text, key=by_text.get),
-                    _merged(corpus, max(by_text, key=by_text.get)),
-                ),
-            ),
-            (
-                tr(
-                    "the merge crossed a symbol boundary: merge a pair only where its two "
-                    "symbols stand whole side by side, not wherever their text meets "
-                    "(str.replace on the joined text)"
-                ),
-                (best, _merged(corpus, best, _replaced_as_text)),
-            ),
-        ]
+    for name, corpus in MERGE_STEP_CASES:
         joint = " " if any(len(symbol) > 1 for symbols in corpus for symbol in symbols) else ""
         shown = ", ".join(f"{joint.join(symbols)} ×{times}" for symbols, times in corpus.items())
+        mistakes = [
+            (tr(hint), lambda w=wrong, c=corpus: w(c)) for hint, wrong in MERGE_STEP_MISTAKES
+        ]
         cases.append(
-            Case(
-                name,
-                shown,
-                lambda f, corpus=corpus: _run_step(f, corpus),
-                (best, merged),
-                mistakes=mistakes,
-                parts=(tr("the pair"), tr("the merged corpus")),
-            )  # fmt: skip
-        )
-    return run_cases(
-        "merge_step",
-        fn,
-        cases,
-        tr("return the top pair and the merged corpus."),
-    )
+            Case(tr(name), shown, lambda f, corpus=corpus: _run_step(f, corpus),
+                 _reference_step(corpus), mistakes=mistakes,
+                 parts=(tr("the pair"), tr("the merged corpus")))
+        )  # fmt: skip
+    return run_cases("merge_step", fn, cases, tr("return the top pair and the merged corpus."))
 
 
 def _reversed(text, merges):
