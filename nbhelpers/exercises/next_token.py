@@ -321,120 +321,80 @@ def check_beam_search(fn) -> CheckResult:
     return result
 
 
+def nucleus(probs, p, *, include_crossing=True, renormalise=True, descending=True, at=False):
+    """Top-p written with torch.sort and cumsum, independently of nbhelpers; the switches make
+    the usual mistakes."""
+    values, order = probs.sort(descending=descending, stable=True)
+    before = values.cumsum(0) - values  # mass of the more likely tokens
+    if at:  # the usual recipe's slip: a token is kept while the mass before it is <= p
+        keep_sorted = before <= p
+    else:
+        keep_sorted = before < p if include_crossing else values.cumsum(0) <= p
+    keep = torch.zeros_like(probs, dtype=torch.bool).scatter(0, order, keep_sorted)
+    kept = probs * keep
+    return kept / kept.sum() if renormalise else kept
+
+
+def _renormalised(kept):
+    return kept / kept.sum()
+
+
+def _every_tie(probs, p):  # every token as likely as the one that crosses p
+    values = probs.sort(descending=True).values
+    crossing = values[int((values.cumsum(0) < p).sum().clamp(max=len(values) - 1))]
+    return _renormalised(probs * (probs >= crossing))
+
+
+# (what it is, probs, p): powers of two make every running sum exact, so 0.5 + 0.25 lands on
+# p = 0.75 itself; three tokens tie at 0.3 where p = 0.5 needs two of them, the lower ids
+_SMOOTH = F.softmax(torch.tensor([2.0, 1.0, 0.5, 0.0, -0.5, -1.0, 1.5, -2.0]), -1)
+TOP_P_CASES = (
+    ("p = 0.5", _SMOOTH, 0.5),
+    (N_("a tie at the crossing"), torch.tensor([0.1, 0.3, 0.3, 0.3]), 0.5),
+    (N_("0.5 + 0.25 is exactly p = 0.75"), torch.tensor([0.25, 0.0625, 0.5, 0.125, 0.0625]), 0.75),
+    ("p = 0.9", _SMOOTH, 0.9),
+    (N_("p = 1: every token"), _SMOOTH, 1.0),
+    (N_("p = 0.1: the top token alone"), _SMOOTH, 0.1),
+)  # fmt: skip
+
+_COMPARED = N_("each probability was compared with p: top-p keeps the likeliest tokens until "
+               "their running sum reaches p")  # fmt: skip
+# (the hint, the mistaken filter: (probs, p) -> probs); the first, on its own, can leave what
+# another slip leaves
+TOP_P_MISTAKES = (
+    (_COMPARED, lambda q, p: _renormalised(
+        q * ((q >= p) | (torch.arange(len(q)) == q.argmax())))),
+    (N_("one token too many: a prefix that sums to exactly p already reaches p, so the next "
+        "token is out (keep a token while the mass before it is below p)"),
+     lambda q, p: nucleus(q, p, at=True)),
+    (N_("the token that crosses p is left out: keep tokens until their sum reaches p, that one "
+        "included"), lambda q, p: nucleus(q, p, include_crossing=False)),
+    (N_("not renormalised: divide the kept probabilities by their sum"),
+     lambda q, p: nucleus(q, p, renormalise=False)),
+    (N_("the least likely tokens were kept: sort in descending order"),
+     lambda q, p: nucleus(q, p, descending=False)),
+    (_COMPARED, lambda q, p: _renormalised(q * (q >= p))),
+    (N_("every token tied with the one that crosses p was kept: keep only as many as the sum "
+        "needs, the lower ids first"), _every_tie),
+    (N_("of tokens that tie, the higher ids were kept: the lower id counts as the more likely "
+        "(sort with stable=True)"), lambda q, p: nucleus(q.flip(0), p).flip(0)),
+    (N_("the running sum was taken in the vocabulary's order: sort by probability first"),
+     lambda q, p: _renormalised(q * ((q.cumsum(0) - q) < p))),
+)  # fmt: skip
+
+
 @leaves_state_alone
 def check_top_p_filter(fn) -> CheckResult:
     """fn(probs, p) for a distribution (V,) must keep the smallest set of most likely tokens
     whose probabilities sum to at least p (nucleus sampling, Holtzman et al. 2020), set the
-    rest to 0 and renormalise. The reference sorts with torch.sort and cumsum, written here
-    independently of nbhelpers."""
+    rest to 0 and renormalise. The reference is `nucleus` above."""
     check_function("fn", fn)
-    smooth = F.softmax(torch.tensor([2.0, 1.0, 0.5, 0.0, -0.5, -1.0, 1.5, -2.0]), -1)
-
-    # powers of two: every running sum is exact, and 0.5 + 0.25 lands on p = 0.75 itself
-    exact = torch.tensor([0.25, 0.0625, 0.5, 0.125, 0.0625])
-
-    def nucleus(probs, p, *, include_crossing=True, renormalise=True, descending=True, at=False):
-        values, order = probs.sort(descending=descending, stable=True)
-        before = values.cumsum(0) - values  # mass of the more likely tokens
-        if at:  # the usual recipe's slip: a token is kept while the mass before it is <= p
-            keep_sorted = before <= p
-        else:
-            keep_sorted = before < p if include_crossing else values.cumsum(0) <= p
-        keep = torch.zeros_like(probs, dtype=torch.bool).scatter(0, order, keep_sorted)
-        kept = probs * keep
-        return kept / kept.sum() if renormalise else kept
-
-    def keep_every_tie(probs, p):  # every token as likely as the one that crosses p
-        values = probs.sort(descending=True).values
-        crossing = values[int((values.cumsum(0) < p).sum().clamp(max=len(values) - 1))]
-        kept = probs * (probs >= crossing)
-        return kept / kept.sum()
-
-    # three tokens tie at 0.3 and p = 0.5 needs two of them: the lower ids, 1 and 2
-    tied = torch.tensor([0.1, 0.3, 0.3, 0.3])
-    cases = []
-    for name, probs, p in (
-        ("p = 0.5", smooth, 0.5),
-        (tr("a tie at the crossing"), tied, 0.5),
-        (tr("0.5 + 0.25 is exactly p = 0.75"), exact, 0.75),
-        ("p = 0.9", smooth, 0.9),
-        (tr("p = 1: every token"), smooth, 1.0),
-        (tr("p = 0.1: the top token alone"), smooth, 0.1),
-    ):
-        cases.append(
-            Case(
-                name,
-                f"probs {tuple(probs.shape)}, p = {p:g}",
-                lambda f, p=p, probs=probs: f(probs.clone(), p),
-                nucleus(probs, p),
-                atol=1e-6,
-                mistakes=[
-                    (  # first: on its own it can leave what another slip leaves
-                        tr(
-                            "each probability was compared with p: top-p keeps the likeliest "
-                            "tokens until their running sum reaches p"
-                        ),
-                        (lambda kept: kept / kept.sum())(
-                            probs * ((probs >= p) | (torch.arange(len(probs)) == probs.argmax()))
-                        ),
-                    ),
-                    (
-                        tr(
-                            "one token too many: a prefix that sums to exactly p already "
-                            "reaches p, so the next token is out (keep a token while the mass "
-                            "before it is below p)"
-                        ),
-                        nucleus(probs, p, at=True),
-                    ),
-                    (
-                        tr(
-                            "the token that crosses p is left out: keep tokens until their sum "
-                            "reaches p, that one included"
-                        ),
-                        nucleus(probs, p, include_crossing=False),
-                    ),
-                    (
-                        tr("not renormalised: divide the kept probabilities by their sum"),
-                        nucleus(probs, p, renormalise=False),
-                    ),
-                    (
-                        tr("the least likely tokens were kept: sort in descending order"),
-                        nucleus(probs, p, descending=False),
-                    ),
-                    (
-                        tr(
-                            "each probability was compared with p: top-p keeps the likeliest "
-                            "tokens until their running sum reaches p"
-                        ),
-                        (lambda kept: kept / kept.sum())(probs * (probs >= p)),
-                    ),
-                    (
-                        tr(
-                            "every token tied with the one that crosses p was kept: keep only "
-                            "as many as the sum needs, the lower ids first"
-                        ),
-                        keep_every_tie(probs, p),
-                    ),
-                    (
-                        tr(
-                            "of tokens that tie, the higher ids were kept: the lower id counts "
-                            "as the more likely (sort with stable=True)"
-                        ),
-                        nucleus(probs.flip(0), p).flip(0),
-                    ),
-                    (
-                        tr(
-                            "the running sum was taken in the vocabulary's order: sort by "
-                            "probability first"
-                        ),
-                        (lambda kept: kept / kept.sum())(probs * ((probs.cumsum(0) - probs) < p)),
-                    ),
-                ],
-            )
-        )
+    cases = [
+        Case(tr(name), f"probs {tuple(probs.shape)}, p = {p:g}",
+             lambda f, p=p, probs=probs: f(probs.clone(), p), nucleus(probs, p), atol=1e-6,
+             mistakes=[(tr(hint), attempt(wrong, probs, p)) for hint, wrong in TOP_P_MISTAKES])
+        for name, probs, p in TOP_P_CASES
+    ]  # fmt: skip
     return run_cases(
-        "top_p_filter",
-        fn,
-        cases,
-        tr("return probs kept to the nucleus of p, renormalised."),
+        "top_p_filter", fn, cases, tr("return probs kept to the nucleus of p, renormalised.")
     )
