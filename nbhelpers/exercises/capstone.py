@@ -411,7 +411,7 @@ def train(
     steps; it stops at the goal, at `steps`, at `seconds`, or at the first fault."""
     from ..experiments import training_loop
     from ..experiments.heldout import measure
-    from ..experiments.pretraining import learning_rate
+    from ..experiments.pretraining import learning_rate, sentence_batches
 
     run, pad_id = Training(), grammar.tokenizer.pad_id
     try:
@@ -423,11 +423,6 @@ def train(
             model.parameters(), lambda step: learning_rate(step, steps, 1e-2, 50)
         )
         rng = np.random.default_rng(seed)
-
-        def fresh_batches():
-            for _ in range(steps):
-                ids = grammar.sample_ids(256, rng)
-                yield ids[:, : int((ids != pad_id).sum(1).max())]
 
         def update(ids):  # two micro-batches: a step that mishandles them shows
             return float(as_part("step", parts.step, model, optimizer, ids, pad_id, 128))
@@ -448,7 +443,7 @@ def train(
             return False
 
         model.train()
-        training_loop.run(fresh_batches(), update, schedule, after)
+        training_loop.run(sentence_batches(grammar, 256, steps, rng), update, schedule, after)
     except PartRaised as raised:
         run.raised = raised
     return run

@@ -348,7 +348,7 @@ def _fine_tune(settings: FineTuningSettings, data):
     optimizer, schedule = adam(
         classifier.parameters(), lambda step: learning_rate_at(settings, step)
     )
-    curve, losses, seconds = [], [], [0.0]
+    curve, losses = [], []
 
     def update(rows):
         ids = train_ids[rows]
@@ -362,17 +362,16 @@ def _fine_tune(settings: FineTuningSettings, data):
         return descend(optimizer, loss)
 
     def after(step, loss, elapsed):
-        seconds[0] = elapsed
         if settings.eval_every and step % settings.eval_every == 0:
             curve.append((step, accuracy(classifier, test_ids, test_labels)))
 
     classifier.train()
     with checked():  # the encoded ids fit the model: no check in every step
-        training_loop.run(
+        seconds = training_loop.run(
             batches(settings, torch.Generator().manual_seed(settings.seed)), update, schedule, after
         )
     final = accuracy(classifier, test_ids, test_labels)
-    return FineTuningResult(settings, final, seconds[0], curve, losses), classifier
+    return FineTuningResult(settings, final, seconds, curve, losses), classifier
 
 
 # The conditions of the stored curves: (label, layers, λ). GPT-1's Table 5 compares the full

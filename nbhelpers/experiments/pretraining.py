@@ -207,6 +207,15 @@ def train(
         return _train(model, grammar, heldout, recipe, progress)
 
 
+def sentence_batches(grammar: JapaneseGrammar, batch_size: int, steps: int, rng, device=None):
+    """`steps` batches of fresh sentences (B, n) from the grammar, each without the columns
+    that are <PAD> in every row."""
+    pad_id = grammar.tokenizer.pad_id
+    for _ in range(steps):
+        ids = grammar.sample_ids(batch_size, rng).to(device)
+        yield ids[:, : int((ids != pad_id).sum(1).max())]
+
+
 def cpu_copy(model: GPT1) -> dict[str, torch.Tensor]:
     return {name: t.detach().to("cpu", copy=True) for name, t in model.state_dict().items()}
 
@@ -220,11 +229,6 @@ def _train(
         history.checkpoints[0] = cpu_copy(model)
     rng = np.random.default_rng(recipe.seed)
     pad_id, device = grammar.tokenizer.pad_id, model.device
-
-    def fresh_batches():
-        for _ in range(recipe.steps):
-            ids = grammar.sample_ids(recipe.batch_size, rng).to(device)
-            yield ids[:, : int((ids != pad_id).sum(1).max())]  # drop all-<PAD> columns
 
     losses = []
 
@@ -253,7 +257,10 @@ def _train(
     model.train()
     with checked():  # the grammar's ids fit the model (train checked it once)
         training_loop.run(
-            fresh_batches(), lambda ids: train_step(model, optimizer, ids, pad_id), schedule, after
+            sentence_batches(grammar, recipe.batch_size, recipe.steps, rng, device),
+            lambda ids: train_step(model, optimizer, ids, pad_id),
+            schedule,
+            after,
         )
     model.eval()
     return history

@@ -32,10 +32,11 @@ def run(
     update: Callable,
     schedule: torch.optim.lr_scheduler.LRScheduler,
     after: Callable[[int, object, float], bool] | None = None,
-) -> None:
+) -> float:
     """For each batch, update(batch) takes one optimiser step and returns its loss; then the
     schedule moves on and after(step, loss, seconds) may measure and returns True to stop.
-    `seconds` counts drawing the batches and updating, not what `after` measures."""
+    `seconds` counts drawing the batches and updating, not what `after` measures; run returns
+    its total."""
     seconds, start = 0.0, time.perf_counter()
     for step, batch in enumerate(batches, 1):
         loss = update(batch)
@@ -44,5 +45,6 @@ def run(
             schedule.step()
         seconds += time.perf_counter() - start
         if after is not None and after(step, loss, seconds):
-            return
+            break
         start = time.perf_counter()
+    return seconds
