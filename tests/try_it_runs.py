@@ -40,8 +40,6 @@ __all__ = [
     "output_from_mean",
     "scaling_readout",
     "notebook_run",
-    "flaw_section",
-    "median_flaw_ratio",
     "padding_rows_moved",
     "clamped_mask_leak",
     "unmasked_reference_errors",
@@ -303,42 +301,6 @@ def notebook_run(stem: str, edits: tuple[tuple[str, str], ...], until: str) -> d
     missing = [old for old, _ in edits if old not in applied]
     assert not missing, f"{stem}: the Try-it's edit no longer applies: {missing}"
     return namespace
-
-
-def flaw_section(d_k: int) -> dict:
-    """03: the flaw section rerun with SelfAttention(d_model, d_k=d_k): the gap, the largest
-    weight per row (right and flawed) and the gradient ratio, as its cells print them."""
-    run = notebook_run(
-        "03_weighted_sum_and_self_attention",
-        (("SelfAttention(d_model, d_k=2)", f"SelfAttention(d_model, d_k={d_k})"),),
-        until="3dbcc6d9",
-    )
-    return {
-        "gap": float(run["gap"]),
-        "right": [round(float(w), 2) for w in run["largest_right"]],  # as printed
-        "flawed": [round(float(w), 2) for w in run["largest_flawed"]],
-        "ratio": run["flawed"] / run["right"],
-    }
-
-
-def median_flaw_ratio(d_k: int = 1, heads: int = 2000, seed: int = 0) -> float:
-    """03: over `heads` random heads like the flaw section's (weights N(0, 1/d_model), the
-    section's X, a random direction g), the median |dℓ/dW_Q| with ÷√d_model over ÷√d_k."""
-    run = notebook_run("03_weighted_sum_and_self_attention", (), until="3dbcc6d9")
-    X, d_model = run["X"].cpu(), run["d_model"]
-    generator = torch.Generator().manual_seed(seed)
-    ratios = []
-    for _ in range(heads):
-        W_Q, W_K, W_V = torch.randn(3, d_k, d_model, generator=generator) / math.sqrt(d_model)
-        g = torch.randn(X.shape[0], d_k, generator=generator)
-        norms = []
-        for divisor in (math.sqrt(d_k), math.sqrt(d_model)):
-            W = W_Q.clone().requires_grad_()
-            k, v = X @ W_K.T, X @ W_V.T
-            ((torch.softmax((X @ W.T) @ k.T / divisor, dim=-1) @ v) * g).sum().backward()
-            norms.append(float(W.grad.norm()))
-        ratios.append(norms[1] / norms[0])
-    return float(torch.tensor(ratios).median())
 
 
 def padding_rows_moved(lengths: str = "[5, 1]") -> float:
