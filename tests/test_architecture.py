@@ -14,6 +14,7 @@ from nbhelpers.experiments.deep_stack import (
     VARIANTS,
     block_forward,
     compare_stacks,
+    cosines,
     deep_stack,
     profile_stack,
     rms,
@@ -198,6 +199,24 @@ def test_residuals_keep_every_layer_s_gradient_and_the_plain_stack_loses_it(prof
     # LayerNorm alone restores the forward scale but not an even gradient
     assert 0.5 < float(norm_only.activation_rms.min())
     assert float(norm_only.weight_gradient.max() / norm_only.weight_gradient.min()) > 2.0
+
+
+def test_layernorm_alone_keeps_the_size_but_not_the_content(profiles):
+    _, residual, norm_only, gpt1, gpt2 = profiles
+    # every position ends as the same vector, and nothing of its own input is left
+    assert float(norm_only.position_cosine) > 0.999
+    assert abs(float(norm_only.input_cosine)) < 0.1
+    for profile in (residual, gpt1, gpt2):  # a residual keeps each position's own input
+        assert float(profile.position_cosine) < 0.1
+        assert float(profile.input_cosine) > 0.95
+
+
+def test_the_cosines_against_a_direct_computation():
+    output = torch.tensor([[[1.0, 0.0], [0.0, 2.0], [3.0, 3.0]]])
+    h_0 = torch.tensor([[[2.0, 0.0], [0.0, -1.0], [1.0, 1.0]]])
+    between, own = cosines(output, h_0)
+    assert torch.allclose(between, torch.tensor((0.0 + 2**-0.5 + 2**-0.5) / 3))
+    assert torch.allclose(own, torch.tensor((1.0 - 1.0 + 1.0) / 3))
 
 
 def test_with_wider_weights_only_layernorm_keeps_the_residual_stream_in_scale():

@@ -11,6 +11,11 @@ mean((output − target)²), where the output is h_L (and LN_f(h_L) for GPT-2),
     upstream gradient     ‖∂loss/∂h_l‖                l = 0 .. L   (backward signal)
     output gradient       ‖∂loss/∂output‖                          (what the loss sends back)
     weight gradient       ‖∂loss/∂(block l's weight matrices)‖,  l = 1 .. L
+    position cosine       mean cos(output_i, output_j), i ≠ j     (1: every position the same)
+    input cosine          mean cos(output_i, h_0,i)                (what is left of the input)
+
+Sizes alone can look healthy while the content is gone: the two cosines say whether the
+positions still differ, and whether each still carries its own input.
 
 A stack that ends in a LayerNorm, post-LN or GPT-2's, passes back about 1/√2 of the output
 gradient at initialisation: the LayerNorm's Jacobian removes the component of the gradient
@@ -64,6 +69,8 @@ class StackProfile:
     upstream_gradient: torch.Tensor  # (L + 1,): ‖∂loss/∂h_l‖, l = 0 .. L
     output_gradient: torch.Tensor  # (): ‖∂loss/∂output‖, output = h_L, or LN_f(h_L) for GPT-2
     weight_gradient: torch.Tensor  # (L,): blocks 1 .. L
+    position_cosine: torch.Tensor  # (): mean cosine between two different positions of the output
+    input_cosine: torch.Tensor  # (): mean cosine of each position's output with its own h_0
 
     @property
     def depth(self) -> int:
@@ -82,6 +89,17 @@ def scaled_norm(x: torch.Tensor) -> torch.Tensor:
 def rms(x: torch.Tensor) -> torch.Tensor:
     """sqrt(mean(x²)), without underflow (see scaled_norm)."""
     return scaled_norm(x) / x.numel() ** 0.5
+
+
+def cosines(output: torch.Tensor, h_0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mean cosine between two different positions of `output`, mean cosine of each
+    position's output with its own input) for (..., n, d) tensors."""
+    unit = output.detach() / torch.linalg.vector_norm(output.detach(), dim=-1, keepdim=True)
+    n = unit.shape[-2]
+    between = unit @ unit.transpose(-1, -2)  # (..., n, n)
+    off_diagonal = ~torch.eye(n, dtype=torch.bool)
+    own = torch.nn.functional.cosine_similarity(output.detach(), h_0.detach(), dim=-1)
+    return between[..., off_diagonal].mean(), own.mean()
 
 
 def check_switch(name: str, value) -> None:
@@ -218,6 +236,7 @@ def profile_stack(
         scaled_norm(torch.cat([g.flatten() for g in weight_grads[i : i + per_block]]))
         for i in range(0, len(weight_grads), per_block)
     ]
+    position_cosine, input_cosine = cosines(output, h_0)
     return StackProfile(
         name=name,
         residual=residual,
@@ -228,6 +247,8 @@ def profile_stack(
         upstream_gradient=torch.stack([scaled_norm(g) for g in state_grads]),
         output_gradient=scaled_norm(output_grad),
         weight_gradient=torch.stack(block_norms),
+        position_cosine=position_cosine,
+        input_cosine=input_cosine,
     )
 
 
