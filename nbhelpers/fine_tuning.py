@@ -169,7 +169,8 @@ class GPT1Classifier(nn.Module):
         self.kind = kind
         self.extract_id = int(extract_id)
         self.dropout = nn.Dropout(dropout)  # on h_L^m before W_y: 0.1 in GPT-1's recipe
-        self.W_y = nn.Linear(gpt.config.d_model, n_classes, bias=False)
+        with torch.random.fork_rng(devices=[]):  # drawn below from `seed`, not the global RNG
+            self.W_y = nn.Linear(gpt.config.d_model, n_classes, bias=False)
         generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             weight = torch.empty(self.W_y.weight.shape).normal_(0.0, 0.02, generator=generator)

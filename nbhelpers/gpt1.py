@@ -285,10 +285,8 @@ class GPT1(nn.Module):
         old = self.W_e.weight.detach()
         new = torch.empty(count, old.shape[1], dtype=old.dtype)
         new.normal_(0.0, 0.02, generator=generator)
-        grown = nn.Embedding(old.shape[0] + count, old.shape[1], device=old.device, dtype=old.dtype)
-        with torch.no_grad():
-            grown.weight.copy_(torch.cat([old, new.to(old.device)]))
-        self.W_e = grown
+        # from_pretrained draws nothing: torch's global generator is left as it was
+        self.W_e = nn.Embedding.from_pretrained(torch.cat([old, new.to(old.device)]), freeze=False)
         self.config = replace(self.config, vocab_size=old.shape[0] + count)
         return list(range(old.shape[0], old.shape[0] + count))
 

@@ -136,16 +136,3 @@ def test_closing_stops_the_redraws():
     before = explorer.png()
     angle.value = -60.0
     assert explorer.png() == before
-
-
-def test_the_angle_identity_holds_on_a_thousand_random_pairs():
-    # q·k = |q| |k| cos θ, with θ from each vector's own direction (atan2), never from q·k:
-    # notebook 01 shows it on one pair; the identity itself is checked here, in float64.
-    g = torch.Generator().manual_seed(1)
-    q, k = (torch.randn(1000, 2, generator=g, dtype=torch.float64) for _ in range(2))
-    theta = torch.atan2(k[:, 1], k[:, 0]) - torch.atan2(q[:, 1], q[:, 0])
-    by_angle = q.norm(dim=-1) * k.norm(dim=-1) * torch.cos(theta)
-    torch.testing.assert_close(by_angle, (q * k).sum(-1), atol=1e-12, rtol=0)
-    torch.testing.assert_close(
-        torch.cos(theta), torch.nn.functional.cosine_similarity(q, k, dim=-1), atol=1e-12, rtol=0
-    )

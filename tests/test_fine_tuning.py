@@ -364,3 +364,5 @@ def test_a_run_with_dropout_does_not_depend_on_what_ran_before():
     second, again = fine_tune(settings)
     assert first.accuracy == second.accuracy
     assert torch.equal(tuned.W_y.weight, again.W_y.weight)
+    # returned in eval mode, as pre-training returns its model: no dropout in later use
+    assert not tuned.training and not any(m.training for m in tuned.modules())

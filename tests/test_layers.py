@@ -35,6 +35,9 @@ def modules():
         yield name, path
 
 
+MODULE_NAMES = {name for name, _ in modules()}
+
+
 def imported(name: str, path: Path):
     """The nbhelpers modules that `name` imports (relative imports resolved)."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
@@ -47,6 +50,12 @@ def imported(name: str, path: Path):
                 target = node.module or ""
             if target.startswith("nbhelpers"):
                 yield target
+                # `from . import training_loop` imports the module nbhelpers.<...>.training_loop
+                yield from (
+                    f"{target}.{alias.name}"
+                    for alias in node.names
+                    if f"{target}.{alias.name}" in MODULE_NAMES
+                )
         elif isinstance(node, ast.Import):
             yield from (a.name for a in node.names if a.name.startswith("nbhelpers"))
 

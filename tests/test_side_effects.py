@@ -112,3 +112,16 @@ def test_the_drawn_text_cache_is_keyed_on_the_font_and_the_text_settings():
     with matplotlib.rc_context({"text.antialiased": False}):
         sharp = sprite("犬", "black", course, 100)
     assert plain.shape != sharp.shape or (plain != sharp).any()
+
+
+def test_loading_the_course_model_and_seeded_constructors_leave_the_global_rng_alone():
+    from nbhelpers.experiments.course_model import load_course_model
+    from nbhelpers.fine_tuning import GPT1Classifier
+
+    state = torch.get_rng_state()
+    model = load_course_model()
+    assert torch.equal(torch.get_rng_state(), state), "load_course_model drew from the global RNG"
+    model.add_tokens(2, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(torch.get_rng_state(), state), "add_tokens drew from the global RNG"
+    GPT1Classifier(model, 2, extract_id=model.config.vocab_size - 1, seed=0)
+    assert torch.equal(torch.get_rng_state(), state), "GPT1Classifier drew from the global RNG"

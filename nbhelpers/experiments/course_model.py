@@ -132,7 +132,8 @@ def course_model_details(path: str | Path = COURSE_MODEL_PATH) -> dict:
 
 
 def _model(config: dict, state_dict: dict) -> GPT1:
-    model = GPT1(GPT1Config(**config))
+    with torch.random.fork_rng(devices=[]):  # the initial weights are overwritten: no draws
+        model = GPT1(GPT1Config(**config))
     model.load_state_dict(state_dict)
     return model.eval()
 

@@ -370,6 +370,7 @@ def _fine_tune(settings: FineTuningSettings, data):
         seconds = training_loop.run(
             batches(settings, torch.Generator().manual_seed(settings.seed)), update, schedule, after
         )
+    classifier.eval()  # returned ready to use, as pre-training's train returns its model
     final = accuracy(classifier, test_ids, test_labels)
     return FineTuningResult(settings, final, seconds, curve, losses), classifier
 
