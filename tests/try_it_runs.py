@@ -333,7 +333,7 @@ def clamped_mask_leak() -> tuple[int, float]:
 def unmasked_reference_errors() -> list[float]:
     """07: the block check with src_mask=M removed from the reference: the largest error at
     each position, block(h) against the reference layer without the causal mask."""
-    run = notebook_run("07_gpt1_transformer_block", (), until="dr0pa209")
+    run = notebook_run("07_gpt1_transformer_block", (), until="7cf4cae0")
     h, block, reference = run["h"], run["block"], run["reference"]
     with torch.no_grad():
         error = (block(h[None]) - reference(h[None])).abs().amax(dim=-1)[0]
@@ -345,6 +345,7 @@ def explorer_movement(position: int, replacement: str) -> torch.Tensor:
     on notebook 07's demo model and first sentence, (layers, positions)."""
     run = notebook_run("07_gpt1_transformer_block", (), until="f909249f")
     explorer = run["explorer"]
+    explorer.causal.value = True  # the Try-it ticks the mask first
     explorer.position.value = position
     explorer.replacement.value = run["vocab"].index(replacement)
     return explorer.movement()
