@@ -60,6 +60,15 @@ def after_wo(word: str) -> float:
     return nb09.model_p("犬 が 河岸 を", word)
 
 
+@cache
+def tour_heads() -> torch.Tensor:
+    """The stored model's four heads on 犬 が 河岸 を 歩く, (heads, n, n) with <SOS> at 0
+    (notebook 00's figure titles print each head's two largest weights from を)."""
+    from nbhelpers.figures.tour import stored_model
+
+    return stored_model()[3]
+
+
 def curve(task: str, lam: float, n: int, *, start: str = "pre-trained") -> float:
     """Notebook 11's stored accuracy, the mean over seeds, for one point of its curves."""
     return mean(try_it_runs.stored_accuracies(task, n, start, lam).values())
@@ -111,6 +120,7 @@ NAMESPACE = {
     "course_parameters": course_parameters,
     "course_run": course_run,
     "after_wo": after_wo,
+    "tour_heads": tour_heads,
     "curve": curve,
     "HeadsTask": HeadsTask,
     "SubjectPreviousModel": SubjectPreviousModel,

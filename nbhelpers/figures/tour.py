@@ -10,7 +10,6 @@ from ..corpus import JapaneseGrammar
 from ..corpus.grammar import ADVERBS
 from ..experiments.course_model import load_course_model
 from ..multihead import head_removed
-from ..statistics import kl_divergence
 from ..support.language import tr
 from ..support.tables import table
 from .heatmap import attention_heatmaps
@@ -18,6 +17,8 @@ from .heatmap import attention_heatmaps
 SENTENCE = "犬 が 河岸 を 歩く"
 # The verb after を depends on the subject and on the place: change one, then the other.
 PREFIXES = ("犬 が 河岸 を", "犬 が 川 を", "鳥 が 河岸 を")
+# After each beginning, a verb that needs both its subject and its place.
+TELLING = (("犬 が 河岸 を", "歩く"), ("犬 が 川 を", "泳ぐ"), ("鳥 が 河岸 を", "飛ぶ"))
 
 
 def stored_model(device=None):
@@ -37,19 +38,10 @@ def stored_model(device=None):
 
 
 def course_model_tour(device=None) -> Figure:
-    """Print where each head of the stored model looks from を, and the model's next-word
-    probabilities after three prefixes beside the grammar's; return the heads' figure."""
+    """Print the model's next-word probabilities after three prefixes beside the grammar's;
+    return the figure of its heads, each titled with its two largest weights from を."""
     tokens, model, labels, heads, model_p, true_p = stored_model(device)
     wo = labels.index("を")
-    for k, row in enumerate(heads[:, wo]):
-        print(
-            tr(
-                "head {k}: を looks most at {token} ({weight:.2f})",
-                k=k,
-                token=labels[int(row.argmax())],
-                weight=float(row.max()),
-            )
-        )
     # the verbs that any of the prefixes allows (the adverbs get 0.1 after each)
     verbs = [
         t
@@ -65,11 +57,16 @@ def course_model_tour(device=None) -> Figure:
     print(tr("P(next word | prefix), model / grammar:"))
     print(table(rows, [tr("next word"), *PREFIXES]))
     future = torch.ones(len(labels), len(labels), dtype=torch.bool).triu(diagonal=1)
+    titles = []  # each head's two largest weights from を, measured
+    for k, row in enumerate(heads[:, wo]):
+        (a, b), (i, j) = row.topk(2)
+        titles.append(f"{tr('head {k}', k=k)}: {labels[i]} {a:.2f}, {labels[j]} {b:.2f}")
     return attention_heatmaps(
         heads.cpu(),
         labels,
         masked=future,
         highlight_row=wo,
+        titles=titles,
         title=tr("A trained block's four heads on {sentence}", sentence=SENTENCE),
     )
 
@@ -82,32 +79,17 @@ def next_word(model, tokens, prefix: str) -> torch.Tensor:
 
 
 def course_model_ablation(device=None) -> None:
-    """KL(grammar ‖ model) of the next word after each prefix, with all heads and with each
-    head's output zeroed in turn: which heads the verb's choice needs. Then what the bird's
-    verb loses without the head that finds the subject."""
-    tokens, model, labels, heads, model_p, true_p = stored_model(device)
-    subject_head = int(heads[:, labels.index("を"), labels.index("犬")].argmax())  # finds 犬
-
-    def kl(p: torch.Tensor, prefix: str) -> str:
-        return f"{float(kl_divergence(true_p[prefix], p)):.3f}"
-
+    """P(verb | beginning) after three beginnings: the grammar's, the stored model's, and the
+    model's with each head's output zeroed in turn: which heads the verb needs."""
+    tokens, model, _, _, model_p, true_p = stored_model(device)
     attn = model.blocks[0].attn
-    rows = [[tr("all heads")] + [kl(model_p[prefix], prefix) for prefix in PREFIXES]]
+
+    def row(name, distributions):
+        return [name, *(f"{float(distributions[p][tokens.ids[v]]):.3f}" for p, v in TELLING)]
+
+    rows = [row(tr("grammar"), true_p), row(tr("all heads"), model_p)]
     for k in range(attn.n_heads):
         with head_removed(attn, k):
-            without = [kl(next_word(model, tokens, prefix), prefix) for prefix in PREFIXES]
-        rows.append([tr("without head {k}", k=k), *without])
-    print(tr("KL(grammar ‖ model) of the next word, nats:"))
-    print(table(rows, [tr("heads"), *PREFIXES]))
-    bird, flies = PREFIXES[2], tokens.ids["飛ぶ"]
-    with head_removed(attn, subject_head):
-        without = float(next_word(model, tokens, bird)[flies])
-    print(
-        tr(
-            "P(飛ぶ | {prefix}): {full:.3f} with every head, {without:.3f} without head {k}",
-            prefix=bird,
-            full=float(model_p[bird][flies]),
-            without=without,
-            k=subject_head,
-        )
-    )
+            without = {p: next_word(model, tokens, p) for p, _ in TELLING}
+        rows.append(row(tr("without head {k}", k=k), without))
+    print(table(rows, ["", *(f"P({v} | {p})" for p, v in TELLING)]))
