@@ -198,3 +198,21 @@ def test_a_small_figure_whose_panels_overlap_still_redraws_correctly():
     assert np.array_equal(
         np.asarray(Image.open(BytesIO(canvas.png()))), np.asarray(Image.open(BytesIO(first)))
     )
+
+
+def test_the_step_figure_names_the_value_features_it_is_given():
+    from nbhelpers.figures.attention_step import attention_step_figure
+
+    scores = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    weights = torch.softmax(scores, dim=-1)
+    values = torch.tensor([[1.0, 0.0, 0.5], [0.0, 1.0, 0.5]])
+    figure = attention_step_figure(scores, weights, values, 0, feature_names=["a", "b", "c"])
+
+    def ticks(fig):
+        (values_axis,) = [ax for ax in fig.axes if ax.get_xlabel().startswith("feature")]
+        return [t.get_text() for t in values_axis.get_xticklabels()]
+
+    assert ticks(figure) == ["a", "b", "c"]
+    assert ticks(attention_step_figure(scores, weights, values, 0)) == ["0", "1", "2"]
+    with pytest.raises(ValueError, match="feature_names must name the 3 value features, got 2"):
+        attention_step_figure(scores, weights, values, 0, feature_names=["a", "b"])

@@ -90,7 +90,7 @@ class AttentionStepCanvas(BlitCanvas):
         return self._title.get_text()
 
     # -- building (only when the shapes or labels change) ---------------------------------
-    def _build(self, rows: list[str], cols: list[str], d_v: int) -> None:
+    def _build(self, rows: list[str], cols: list[str], d_v: int, features: tuple[str, ...]) -> None:
         figure = self.figure
         figure.clear()
         n, m = len(rows), len(cols)
@@ -148,7 +148,7 @@ class AttentionStepCanvas(BlitCanvas):
             zorder=3,
         )
         self._output_texts = SpriteTexts(ax, MIN_FONT_PT)
-        ax.set_xticks(x, [f"{c}" for c in range(d_v)])  # features count from 0
+        ax.set_xticks(x, features or [f"{c}" for c in range(d_v)])  # else counted from 0
         ax.set_xlim(-0.6, d_v - 0.4)
         ax.set_xlabel(tr("feature of the value vectors"))
         ax.set_title(
@@ -170,7 +170,7 @@ class AttentionStepCanvas(BlitCanvas):
         self._title = figure.text(0.5, 0.95, "", ha="center", va="center", fontsize=11)
         changing.append(self._title)
         self.changing(*changing, replace=True)  # a new layout: a new background
-        self._structure = (tuple(rows), tuple(cols), d_v)
+        self._structure = (tuple(rows), tuple(cols), d_v, features)
 
     @staticmethod
     def _bar_panel(ax, labels: list[str], colours: list) -> tuple[list, list]:
@@ -210,8 +210,10 @@ class AttentionStepCanvas(BlitCanvas):
         col_labels: Sequence | None = None,
         *,
         title: str | None = None,
+        feature_names: Sequence[str] | None = None,
     ) -> Figure:
-        """Show scores (n, m), weights (n, m) and values (m, d_v) for query row `query`."""
+        """Show scores (n, m), weights (n, m) and values (m, d_v) for query row `query`;
+        `feature_names` label the value features (default: their numbers from 0)."""
         scores = _matrix("scores", scores)
         weights = _matrix("weights", weights)
         values = _matrix("values", values)
@@ -248,8 +250,17 @@ class AttentionStepCanvas(BlitCanvas):
         check_row_index("query", query, n)
         rows = check_labels("row_labels", row_labels, n)
         cols = check_labels("col_labels", col_labels, m)
-        if self._structure != (tuple(rows), tuple(cols), values.shape[1]):
-            self._build(rows, cols, values.shape[1])
+        features = () if feature_names is None else tuple(map(str, feature_names))
+        if features and len(features) != values.shape[1]:
+            raise ValueError(
+                tr(
+                    "feature_names must name the {d_v} value features, got {count}",
+                    d_v=values.shape[1],
+                    count=len(features),
+                )
+            )
+        if self._structure != (tuple(rows), tuple(cols), values.shape[1], features):
+            self._build(rows, cols, values.shape[1], features)
 
         score_row, weight_row = scores[query], weights[query]
         output = weight_row @ values
