@@ -46,6 +46,8 @@ RULES = {
     "a space between Japanese characters (quote the tokens: 「犬 が」)": re.compile(
         JA + r" +" + JA
     ),
+    # two sentences run together: a polite ending followed at once by the next sentence
+    "a missing 。 after です or ます": re.compile(r"(です|ます)(?=[\u4e00-\u9fff\u30a0-\u30ff])"),
     "a long-vowel form the glossary does not use": re.compile(
         r"(デコーダ|エンコーダ|トークナイザ|オプティマイザ|パラメータ|ポインタ|ブラウザ|フィルタ"
         r"|コンピュータ)(?!ー)"
@@ -138,6 +140,7 @@ def test_the_catalogues_follow_the_glossary_typography():
         ("出力 0..4", "a range mark"),
         ("0.01 〜 100", "a spaced 〜"),
         ("デコーダのみ", "a long-vowel form"),
+        ("選び切れるのです無効化は", "a missing 。"),
     ],
 )
 def test_each_rule_finds_what_it_names(text, rule):

@@ -33,6 +33,14 @@ MATRIX_PRODUCTS = [
     (torch.Tensor, "mv", "Tensor.mv"),
     (torch, "addmm", "torch.addmm"),
     (torch, "baddbmm", "torch.baddbmm"),
+    (torch.linalg, "matmul", "torch.linalg.matmul"),
+    (torch.linalg, "multi_dot", "torch.linalg.multi_dot"),
+    (torch, "chain_matmul", "torch.chain_matmul"),
+    (torch, "vdot", "torch.vdot"),
+    (torch, "addmv", "torch.addmv"),
+    (torch, "addbmm", "torch.addbmm"),
+    (torch.Tensor, "addmm", "Tensor.addmm"),
+    (torch.Tensor, "baddbmm", "Tensor.baddbmm"),
     (F, "linear", "F.linear"),
 ]
 

@@ -90,6 +90,11 @@ def kv_cache_figure(
         )
         speed_ax.plot(lengths, slow / fast, color=colour, marker="o", label=label)
     speed_ax.axhline(1.0, color="grey", linestyle=":", linewidth=1.2, label=tr("1x: no gain"))
+    steps = np.arange(1, lengths.max() + 1)
+    speed_ax.plot(  # what counting rows predicts: recomputing runs (N+1)/2 times as many
+        steps, (steps + 1) / 2, color="black", linestyle="--", linewidth=1.0,
+        label=tr("(N+1)/2: rows recomputed / rows cached"),
+    )  # fmt: skip
     right = context if context is not None else lengths.max()
     for ax in (time_ax, speed_ax):
         ax.set_xlim(0, right + 0.5)

@@ -60,7 +60,16 @@ def course_model_tour(device=None) -> Figure:
     titles = []  # each head's two largest weights from を, measured
     for k, row in enumerate(heads[:, wo]):
         (a, b), (i, j) = row.topk(2)
-        titles.append(f"{tr('head {k}', k=k)}: {labels[i]} {a:.2f}, {labels[j]} {b:.2f}")
+        titles.append(
+            tr(
+                "head {k}: {first} {a:.2f}, {second} {b:.2f}",
+                k=k,
+                first=labels[i],
+                a=float(a),
+                second=labels[j],
+                b=float(b),
+            )  # fmt: skip
+        )
     return attention_heatmaps(
         heads.cpu(),
         labels,
