@@ -167,10 +167,10 @@ class HeadGridCanvas(BlitCanvas):
             # makes a redraw slow, and the grid shares its axes.
             if i + columns >= h:
                 self._x_labelled.append(ax)
-                ax.set_xlabel(tr("key j"), fontsize=MIN_FONT_PT, labelpad=1)
+                ax.set_xlabel(tr("key j"), fontsize=MIN_FONT_PT, labelpad=3)
             if column == 0:
                 self._y_labelled.append(ax)
-                ax.set_ylabel(tr("query i"), fontsize=MIN_FONT_PT, labelpad=1)
+                ax.set_ylabel(tr("query i"), fontsize=MIN_FONT_PT, labelpad=4)
             ax.tick_params(length=0, labelsize=MIN_FONT_PT)
             ax.set_title(tr("head {k}", k=i), fontsize=TITLE_PT)
             frame = matplotlib.patches.Rectangle(
