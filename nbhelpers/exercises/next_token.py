@@ -183,7 +183,12 @@ def beam_search(model, ids, beam_width: int, max_new_tokens: int, eos_id, mistak
                 "last token's log P only": log_p,
                 "probabilities added": before.unsqueeze(1) + log_p.exp(),
             }.get(mistake, before.unsqueeze(1) + log_p)
-            top = scores.flatten().topk(min(beam_width, scores.numel()))
+            # the beam is refilled to beam_width every step; "shrinks for good" keeps only
+            # the places the finished candidates left
+            width = beam_width - len(finished) if mistake == "shrinks for good" else beam_width
+            if width <= 0:
+                break
+            top = scores.flatten().topk(min(width, scores.numel()))
             beam = []
             for score, index in zip(top.values.tolist(), top.indices.tolist(), strict=True):
                 row, token = divmod(index, scores.shape[1])  # which candidate, which token
@@ -222,6 +227,10 @@ BEAM_MISTAKES = {
     "new tokens only": N_("only the new tokens: return the prompt followed by them"),
     # after the others: on a short search it can give what one of them gives
     "last token only": N_("the model saw only the last token: give it the whole candidate so far"),
+    "shrinks for good": N_(
+        "the beam stayed smaller after a candidate finished: each step keeps the beam_width "
+        "best extensions of the candidates still in the beam"
+    ),
     "eos anywhere": N_(
         "a candidate was called finished for an eos_id in its prompt: only a new token that is "
         "eos_id finishes it"
@@ -276,6 +285,8 @@ def check_beam_search(fn) -> CheckResult:
     cases = [
         beam_case(tr("width 1 is greedy"), "tiny", torch.tensor([1]), 1, 6, 2),
         beam_case(tr("width 3, eos_id = 0"), "tiny", torch.tensor([1, 3]), 3, 8, 0),
+        # a candidate finishes at the first step: the next steps keep 2 again, not 1
+        beam_case(tr("a candidate finishes early, width 2"), "tiny", torch.tensor([1]), 2, 6, 3),
         beam_case(tr("eos_id already in the prompt"), "tiny", torch.tensor([1, 2, 3]), 2, 6, 2),
         beam_case(
             tr("the course model, width 2"),

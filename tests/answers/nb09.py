@@ -50,6 +50,7 @@ def beam(
     keep_prompt=True,
     eos_truthy=False,
     eos_anywhere=False,
+    shrink=False,
 ):
     """A learner's beam search, one candidate at a time in Python lists."""
     beam_, finished = [(ids.tolist(), 0.0)], []
@@ -64,7 +65,8 @@ def beam(
                     extensions.append((tokens + [token], (score if total else 0.0) + gain))
             extensions.sort(key=lambda e: -e[1])
             beam_ = []
-            for tokens, score in extensions[:width]:
+            kept = width - len(finished) if shrink else width  # shrink: never refilled
+            for tokens, score in extensions[:kept]:
                 ends = (eos if eos_truthy else eos is not None) and tokens[-1] == eos
                 if eos_anywhere:
                     ends = eos in tokens
@@ -163,6 +165,7 @@ EXERCISES = [
             (lambda *a: beam(*a, normalise=True), "divided by the length"),
             (lambda *a: beam(*a, keep_prompt=False), "only the new tokens"),
             (lambda *a: beam(*a, eos_truthy=True), "went on growing"),
+            (lambda *a: beam(*a, shrink=True), "the beam stayed smaller"),
             (lambda *a: beam(*a, eos_anywhere=True), "an eos_id in its prompt"),
         ],
         other_styles=[beam, beam_with_heap],
