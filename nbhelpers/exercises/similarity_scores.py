@@ -165,9 +165,8 @@ def _particle_hint(query: str, wanted: str, row: dict) -> str:
         )
     if abs(others[rival] - row[wanted]) < 1e-6:
         return tr(
-            "{query} scores {wanted} and {rival} alike: its query asks for both. が and を "
-            "differ only in features 0 and 1 of x (が: animal 0.5, を: place 0.5), so rows 0 "
-            "and 1 of W_Q decide what each particle asks for",
+            "{query} scores {wanted} and {rival} alike: its query asks for both. Which "
+            "features of x tell が from を? Let W_Q read them",
             query=query,
             wanted=wanted,
             rival=rival,
