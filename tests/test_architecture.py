@@ -217,6 +217,9 @@ def test_the_cosines_against_a_direct_computation():
     between, own = cosines(output, h_0)
     assert torch.allclose(between, torch.tensor((0.0 + 2**-0.5 + 2**-0.5) / 3))
     assert torch.allclose(own, torch.tensor((1.0 - 1.0 + 1.0) / 3))
+    # no floor on the lengths: the plain stack's outputs are about 1e-92 long
+    tiny = cosines(output.double() * 1e-92, h_0.double())
+    assert torch.allclose(tiny[0], between.double()) and torch.allclose(tiny[1], own.double())
 
 
 def test_with_wider_weights_only_layernorm_keeps_the_residual_stream_in_scale():

@@ -94,12 +94,13 @@ def rms(x: torch.Tensor) -> torch.Tensor:
 def cosines(output: torch.Tensor, h_0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(mean cosine between two different positions of `output`, mean cosine of each
     position's output with its own input) for (..., n, d) tensors."""
-    unit = output.detach() / torch.linalg.vector_norm(output.detach(), dim=-1, keepdim=True)
-    n = unit.shape[-2]
+    # Each vector divided by its own length, with no floor: the plain stack's outputs are
+    # about 1e-92 long, where F.normalize's and F.cosine_similarity's eps would give 0.
+    unit, unit_0 = (x.detach() / torch.linalg.vector_norm(x.detach(), dim=-1, keepdim=True)
+                    for x in (output, h_0))  # fmt: skip
     between = unit @ unit.transpose(-1, -2)  # (..., n, n)
-    off_diagonal = ~torch.eye(n, dtype=torch.bool)
-    own = torch.nn.functional.cosine_similarity(output.detach(), h_0.detach(), dim=-1)
-    return between[..., off_diagonal].mean(), own.mean()
+    off_diagonal = ~torch.eye(unit.shape[-2], dtype=torch.bool)
+    return between[..., off_diagonal].mean(), (unit * unit_0).sum(dim=-1).mean()
 
 
 def check_switch(name: str, value) -> None:

@@ -18,7 +18,7 @@ SENTENCE = "犬 が 河岸 を 歩く"
 # The verb after を depends on the subject and on the place: change one, then the other.
 PREFIXES = ("犬 が 河岸 を", "犬 が 川 を", "鳥 が 河岸 を")
 # After each beginning, a verb that needs both its subject and its place.
-TELLING = (("犬 が 河岸 を", "歩く"), ("犬 が 川 を", "泳ぐ"), ("鳥 が 河岸 を", "飛ぶ"))
+TELLING = tuple(zip(PREFIXES, ("歩く", "泳ぐ", "飛ぶ"), strict=True))
 
 
 def stored_model(device=None):
